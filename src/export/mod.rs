@@ -1,0 +1,20 @@
+//! Where finished spans go: memory, console, OTLP/HTTP. Knows nothing of
+//! JavaScript; the napi layer picks a sink and hands it every ended span.
+
+use crate::trace::span::SpanData;
+use std::time::Duration;
+
+/// Receives every ended span. `on_end` runs on the JavaScript thread and must
+/// stay cheap: real work (encoding, I/O) belongs on a sink's own thread.
+pub trait SpanSink: Send + Sync {
+    fn on_end(&self, span: SpanData);
+    /// Blocks (off the JavaScript thread) until every span handed over so far
+    /// was exported and answered, or `timeout` passed. True when all were.
+    fn force_flush(&self, timeout: Duration) -> bool;
+    /// Flushes within `timeout` and stops; later spans are dropped. Idempotent.
+    fn shutdown(&self, timeout: Duration);
+    /// Spans dropped by a full queue or an export that gave up.
+    fn dropped_count(&self) -> u64 {
+        0
+    }
+}

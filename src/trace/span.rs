@@ -1,0 +1,80 @@
+//! A finished span as the exporters receive it. This is the boundary between
+//! the span model (`trace`) and the exporters (`export`): keep it stable.
+
+use std::sync::Arc;
+
+/// OpenTelemetry status codes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatusCode {
+    Unset = 0,
+    Ok = 1,
+    Error = 2,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Status {
+    pub code: StatusCode,
+    pub message: Option<String>,
+}
+
+impl Default for Status {
+    fn default() -> Self {
+        Status {
+            code: StatusCode::Unset,
+            message: None,
+        }
+    }
+}
+
+/// JSON captured on the JavaScript thread as-is and turned into its final
+/// shape only where it is needed (the exporter thread, or `getFinishedSpans`),
+/// so big conversation histories cost the JavaScript thread one copy.
+pub trait DeferredValue: Send + Sync + std::fmt::Debug {
+    /// The attribute's final string value.
+    fn render(&self) -> String;
+}
+
+#[derive(Clone, Debug)]
+pub enum AttributeValue {
+    String(String),
+    Int(i64),
+    Double(f64),
+    Bool(bool),
+    StringArray(Vec<String>),
+    /// A string attribute whose value is computed on first use.
+    Deferred(Arc<dyn DeferredValue>),
+}
+
+impl AttributeValue {
+    /// The string form of a string-like value (rendering a deferred one).
+    pub fn as_string(&self) -> Option<std::borrow::Cow<'_, str>> {
+        match self {
+            AttributeValue::String(s) => Some(std::borrow::Cow::Borrowed(s)),
+            AttributeValue::Deferred(d) => Some(std::borrow::Cow::Owned(d.render())),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct SpanData {
+    pub trace_id: [u8; 16],
+    pub span_id: [u8; 8],
+    pub parent_span_id: Option<[u8; 8]>,
+    pub name: String,
+    pub start_time_unix_nano: u64,
+    pub end_time_unix_nano: u64,
+    /// In the order they were set; a key set twice keeps its last value.
+    pub attributes: Vec<(String, AttributeValue)>,
+    pub status: Status,
+}
+
+impl SpanData {
+    pub fn attribute(&self, key: &str) -> Option<&AttributeValue> {
+        self.attributes
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
+    }
+}
