@@ -1,6 +1,8 @@
 //! Where finished spans go: memory, console, OTLP/HTTP. Knows nothing of
 //! JavaScript; the napi layer picks a sink and hands it every ended span.
 
+pub mod config;
+
 use crate::trace::span::SpanData;
 use std::time::Duration;
 
