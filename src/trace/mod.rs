@@ -1,4 +1,12 @@
 //! The span model of TracingPlugin: invocations, the span tree, GenAI
 //! attributes and message JSON. Knows nothing of JavaScript.
 
+pub mod genai;
+pub mod ids;
+pub mod invocation;
+pub mod model;
+pub mod retry_outcome;
 pub mod span;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,789 @@
+//! The tracer: turns the ADK callbacks of many concurrent invocations into
+//! finished spans handed to a `SpanSink`. Every method is cheap and never
+//! panics on odd input; heavy JSON work is deferred (genai.rs).
+
+use super::genai::{tool_definitions, DeferredMessages, MessageShape};
+use super::ids::IdGen;
+use super::invocation::{AgentInfo, Invocation, OpenSpan, ToolSpan, INTERRUPTED};
+use super::retry_outcome::{retry_details, RetryDetails};
+use super::span::{AttributeValue, SpanData};
+use crate::export::SpanSink;
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+/// How many finished invocation ids are remembered so that late callbacks
+/// of a finished invocation do not open a new one.
+const RECENTLY_FINISHED: usize = 4096;
+
+/// Per-invocation settings read when the run starts.
+#[derive(Clone, Copy, Debug)]
+pub struct RunSettings {
+    pub capture: bool,
+    pub vertex: bool,
+    pub value_limit: Option<usize>,
+}
+
+impl Default for RunSettings {
+    fn default() -> Self {
+        RunSettings {
+            capture: true,
+            vertex: false,
+            value_limit: None,
+        }
+    }
+}
+
+/// What the JavaScript side knows when a run starts.
+#[derive(Clone, Debug, Default)]
+pub struct RunStart {
+    pub invocation_id: String,
+    pub session_id: Option<String>,
+    pub app_name: Option<String>,
+    pub user_id: Option<String>,
+    /// The root agent's name; `None` for a Workflow root.
+    pub root_name: Option<String>,
+    pub root_description: Option<String>,
+    pub agents: Vec<AgentInfo>,
+    /// JSON of the user's Content (captured runs only).
+    pub user_content: Option<String>,
+    pub settings: RunSettings,
+}
+
+/// A model request, as read on the JavaScript thread.
+#[derive(Clone, Debug, Default)]
+pub struct ModelRequest {
+    pub model: Option<String>,
+    /// JSON object of the generation config fields and `tools`.
+    pub config_json: Option<String>,
+    /// JSON of `config.systemInstruction` (captured runs only).
+    pub system_json: Option<String>,
+    /// JSON array of `llmRequest.contents` (captured runs only).
+    pub contents_json: Option<String>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct ModelResponse {
+    pub partial: bool,
+    pub finish_reason: Option<String>,
+    /// prompt, candidates, total, thoughts, cachedContent token counts.
+    pub usage: [Option<i64>; 5],
+    pub error_code: Option<String>,
+    pub error_message: Option<String>,
+    pub content_json: Option<String>,
+}
+
+/// A function response found in an event: call id, tool name, response JSON.
+#[derive(Clone, Debug, Default)]
+pub struct FunctionResponse {
+    pub id: String,
+    pub name: String,
+    pub response_json: String,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct EventInfo {
+    pub author: Option<String>,
+    pub partial: bool,
+    pub error_code: Option<String>,
+    pub error_message: Option<String>,
+    pub content_json: Option<String>,
+    pub function_responses: Vec<FunctionResponse>,
+}
+
+pub struct Tracer {
+    sink: Arc<dyn SpanSink>,
+    ids: IdGen,
+    open: HashMap<String, Invocation>,
+    order: BTreeMap<u64, String>,
+    next_seq: u64,
+    finished: HashSet<String>,
+    finished_order: VecDeque<String>,
+    max_open: usize,
+    stopped: bool,
+    ended_spans: u64,
+}
+
+pub fn now_nanos() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
+fn non_empty(s: &Option<String>) -> Option<&str> {
+    s.as_deref().filter(|s| !s.is_empty())
+}
+
+impl Tracer {
+    pub fn new(sink: Arc<dyn SpanSink>, max_open: usize) -> Self {
+        Tracer {
+            sink,
+            ids: IdGen::new(),
+            open: HashMap::new(),
+            order: BTreeMap::new(),
+            next_seq: 0,
+            finished: HashSet::new(),
+            finished_order: VecDeque::new(),
+            max_open: max_open.max(1),
+            stopped: false,
+            ended_spans: 0,
+        }
+    }
+
+    pub fn open_count(&self) -> usize {
+        self.open.len()
+    }
+
+    /// Spans handed to the sink so far.
+    pub fn ended_spans(&self) -> u64 {
+        self.ended_spans
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        self.stopped
+    }
+
+    pub fn sink(&self) -> &Arc<dyn SpanSink> {
+        &self.sink
+    }
+
+    /// Later calls are no-ops (after `shutdown`).
+    pub fn stop(&mut self) {
+        self.finish_all(true);
+        self.stopped = true;
+    }
+
+    fn emit(&mut self, span: SpanData) {
+        self.ended_spans += 1;
+        self.sink.on_end(span);
+    }
+
+    /// Starts (or completes the details of) an invocation.
+    pub fn start(&mut self, run: RunStart) {
+        if self.stopped || self.finished.contains(&run.invocation_id) {
+            return;
+        }
+        let limit = run.settings.value_limit;
+        if !self.open.contains_key(&run.invocation_id) {
+            while self.open.len() >= self.max_open {
+                let Some((_, oldest)) = self.order.pop_first() else {
+                    break;
+                };
+                self.finish(&oldest, true);
+            }
+            self.create(&run.invocation_id, run.settings, run.session_id.clone());
+        }
+        let Some(inv) = self.open.get_mut(&run.invocation_id) else {
+            return;
+        };
+        if run.session_id.is_some() && inv.session_id.is_none() {
+            inv.session_id = run.session_id.clone();
+            let mut root =
+                std::mem::replace(&mut inv.root, OpenSpan::new([0; 8], None, String::new(), 0));
+            inv.common(&mut root, "invoke_agent");
+            inv.root = root;
+        }
+        let root = &mut inv.root;
+        if let Some(name) = non_empty(&run.root_name) {
+            root.name = format!("invoke_agent {name}");
+            root.set_str("gen_ai.agent.name", name, limit);
+        }
+        if let Some(d) = &run.root_description {
+            root.set_str("gen_ai.agent.description", d.as_str(), limit);
+        }
+        if let Some(a) = &run.app_name {
+            root.set_str("weave.google_adk.app_name", a.as_str(), limit);
+        }
+        if let Some(u) = &run.user_id {
+            root.set_str("weave.google_adk.user_id", u.as_str(), limit);
+        }
+        if inv.capture {
+            if let Some(c) = run.user_content {
+                root.set(
+                    "gen_ai.input.messages",
+                    deferred(c, MessageShape::InputOne, limit),
+                );
+            }
+        }
+        for a in run.agents {
+            inv.tree.entry(a.name.clone()).or_insert(a);
+        }
+    }
+
+    /// The invocation `id`, created on the fly when a callback arrives for a
+    /// run whose start this plugin did not see. `None` once finished.
+    fn inv(&mut self, id: &str) -> Option<&mut Invocation> {
+        if self.stopped || self.finished.contains(id) {
+            return None;
+        }
+        if !self.open.contains_key(id) {
+            while self.open.len() >= self.max_open {
+                let (_, oldest) = self.order.pop_first()?;
+                self.finish(&oldest, true);
+            }
+            self.create(id, RunSettings::default(), None);
+        }
+        self.open.get_mut(id)
+    }
+
+    fn create(&mut self, id: &str, settings: RunSettings, session_id: Option<String>) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let mut inv = Invocation {
+            seq,
+            id: id.to_string(),
+            trace_id: self.ids.trace_id(),
+            capture: settings.capture,
+            provider: if settings.vertex {
+                "vertex_ai"
+            } else {
+                "gemini"
+            },
+            limit: settings.value_limit,
+            session_id,
+            root: OpenSpan::new(self.ids.span_id(), None, "invoke_agent".into(), now_nanos()),
+            tree: HashMap::new(),
+            agents: Vec::new(),
+            models: Vec::new(),
+            tools: Vec::new(),
+            root_error: None,
+            last_output: None,
+        };
+        let mut root =
+            std::mem::replace(&mut inv.root, OpenSpan::new([0; 8], None, String::new(), 0));
+        inv.common(&mut root, "invoke_agent");
+        root.set_str("gen_ai.agent.id", id, inv.limit);
+        root.set_str("weave.google_adk.invocation_id", id, inv.limit);
+        inv.root = root;
+        self.order.insert(seq, id.to_string());
+        self.open.insert(id.to_string(), inv);
+    }
+
+    /// The agent span of `name`, synthesised (with its ancestors) if missing.
+    fn ensure_agent(&mut self, inv_id: &str, name: Option<&str>) -> Option<[u8; 8]> {
+        let name = name.filter(|n| !n.is_empty());
+        self.inv(inv_id)?;
+        let inv = self.open.get_mut(inv_id)?;
+        let Some(name) = name else {
+            return Some(inv.root.id);
+        };
+        let mut ended = Vec::new();
+        let id = ensure_agent_in(inv, &mut self.ids, name, 0, &mut ended);
+        for s in ended {
+            self.emit(s);
+        }
+        Some(id)
+    }
+
+    pub fn before_agent(&mut self, inv_id: &str, name: Option<&str>) {
+        self.ensure_agent(inv_id, name);
+    }
+
+    pub fn after_agent(&mut self, inv_id: &str, name: Option<&str>) {
+        let Some(name) = name else { return };
+        let Some(inv) = self.inv(inv_id) else { return };
+        if let Some(pos) = inv.agents.iter().position(|(n, _)| n == name) {
+            let (_, span) = inv.agents.remove(pos);
+            let data = span.finish(inv.trace_id, now_nanos());
+            self.emit(data);
+        }
+    }
+
+    pub fn before_model(&mut self, inv_id: &str, agent: Option<&str>, req: ModelRequest) {
+        let Some(parent) = self.ensure_agent(inv_id, agent) else {
+            return;
+        };
+        let span_id = self.ids.span_id();
+        let Some(inv) = self.open.get_mut(inv_id) else {
+            return;
+        };
+        let key = agent.unwrap_or("").to_string();
+        let limit = inv.limit;
+        let model = non_empty(&req.model).unwrap_or("unknown").to_string();
+        let mut span = OpenSpan::new(span_id, Some(parent), format!("chat {model}"), now_nanos());
+        inv.common(&mut span, "chat");
+        span.set_str("gen_ai.request.model", model, limit);
+        if !key.is_empty() {
+            span.set_str("gen_ai.agent.name", key.as_str(), limit);
+        }
+        if let Some(cfg) = req.config_json.as_deref() {
+            if let Ok(cfg) = serde_json::from_str::<Value>(cfg) {
+                config_attributes(&mut span, &cfg, limit);
+            }
+        }
+        if inv.capture {
+            if let Some(s) = req.system_json {
+                span.set(
+                    "gen_ai.system_instructions",
+                    deferred(s, MessageShape::SystemInstructions, limit),
+                );
+            }
+            if let Some(c) = req.contents_json {
+                span.set(
+                    "gen_ai.input.messages",
+                    deferred(c, MessageShape::InputList, limit),
+                );
+            }
+        }
+        let previous = match inv.models.iter().position(|(a, _)| *a == key) {
+            Some(pos) => Some(inv.models.remove(pos).1.finish(inv.trace_id, now_nanos())),
+            None => None,
+        };
+        inv.models.push((key, span));
+        if let Some(p) = previous {
+            self.emit(p);
+        }
+    }
+
+    pub fn after_model(&mut self, inv_id: &str, agent: Option<&str>, resp: ModelResponse) {
+        if resp.partial {
+            return;
+        }
+        let key = agent.unwrap_or("");
+        let Some(inv) = self.inv(inv_id) else { return };
+        let Some(pos) = inv.models.iter().position(|(a, _)| a == key) else {
+            return;
+        };
+        let (_, mut span) = inv.models.remove(pos);
+        let limit = inv.limit;
+        let finish_reason = resp.finish_reason.as_deref().map(str::to_lowercase);
+        if let Some(fr) = &finish_reason {
+            span.set(
+                "gen_ai.response.finish_reasons",
+                AttributeValue::StringArray(vec![fr.clone()]),
+            );
+        }
+        if inv.capture {
+            if let Some(c) = resp.content_json {
+                span.set(
+                    "gen_ai.output.messages",
+                    deferred(
+                        c,
+                        MessageShape::OutputOne {
+                            finish_reason: finish_reason.unwrap_or_else(|| "stop".into()),
+                        },
+                        limit,
+                    ),
+                );
+                span.set("gen_ai.output.type", AttributeValue::String("text".into()));
+            }
+        }
+        const USAGE: [&str; 5] = [
+            "gen_ai.usage.input_tokens",
+            "gen_ai.usage.output_tokens",
+            "gen_ai.usage.total_tokens",
+            "gen_ai.usage.reasoning.output_tokens",
+            "gen_ai.usage.cache_read.input_tokens",
+        ];
+        for (key, value) in USAGE.iter().zip(resp.usage) {
+            if let Some(v) = value {
+                span.set(key, AttributeValue::Int(v));
+            }
+        }
+        if let Some(code) = non_empty(&resp.error_code) {
+            let msg = non_empty(&resp.error_message).unwrap_or(code).to_string();
+            span.error(code, &msg, limit);
+        }
+        let data = span.finish(inv.trace_id, now_nanos());
+        self.emit(data);
+    }
+
+    pub fn model_error(
+        &mut self,
+        inv_id: &str,
+        agent: Option<&str>,
+        error_type: &str,
+        message: &str,
+    ) {
+        let key = agent.unwrap_or("");
+        let Some(inv) = self.inv(inv_id) else { return };
+        let Some(pos) = inv.models.iter().position(|(a, _)| a == key) else {
+            return;
+        };
+        let (_, mut span) = inv.models.remove(pos);
+        span.error(error_type, message, inv.limit);
+        let data = span.finish(inv.trace_id, now_nanos());
+        self.emit(data);
+    }
+
+    pub fn before_tool(
+        &mut self,
+        inv_id: &str,
+        agent: Option<&str>,
+        tool: &str,
+        call_id: Option<&str>,
+        args_json: Option<String>,
+    ) {
+        let Some(parent) = self.ensure_agent(inv_id, agent) else {
+            return;
+        };
+        let span_id = self.ids.span_id();
+        let Some(inv) = self.open.get_mut(inv_id) else {
+            return;
+        };
+        let limit = inv.limit;
+        let call_id = call_id.filter(|c| !c.is_empty());
+        let keyed = call_id.is_some_and(|id| {
+            !inv.tools
+                .iter()
+                .any(|t| t.keyed && t.call_id.as_deref() == Some(id))
+        });
+        let now = now_nanos();
+        let mut span = OpenSpan::new(span_id, Some(parent), format!("execute_tool {tool}"), now);
+        inv.common(&mut span, "execute_tool");
+        span.set_str("gen_ai.tool.name", tool, limit);
+        if let Some(a) = agent.filter(|a| !a.is_empty()) {
+            span.set_str("gen_ai.agent.name", a, limit);
+        }
+        if let Some(id) = call_id {
+            span.set_str("gen_ai.tool.call.id", id, limit);
+        }
+        if inv.capture {
+            if let Some(a) = args_json {
+                span.set_str("gen_ai.tool.call.arguments", a, limit);
+            }
+        }
+        inv.tools.push(ToolSpan {
+            span,
+            agent: agent.unwrap_or("").to_string(),
+            tool: tool.to_string(),
+            call_id: call_id.map(str::to_string),
+            keyed,
+            callbacks_done: false,
+            last_callback: now,
+            errored: false,
+        });
+    }
+
+    pub fn tool_error(
+        &mut self,
+        inv_id: &str,
+        agent: Option<&str>,
+        tool: &str,
+        call_id: Option<&str>,
+        error_type: &str,
+        message: &str,
+    ) {
+        let Some(inv) = self.inv(inv_id) else { return };
+        let limit = inv.limit;
+        let Some(i) = inv.find_tool_for_callback(agent.unwrap_or(""), tool, call_id) else {
+            return;
+        };
+        let t = &mut inv.tools[i];
+        t.span.error(error_type, message, limit);
+        t.errored = true;
+        t.last_callback = now_nanos();
+    }
+
+    pub fn after_tool(
+        &mut self,
+        inv_id: &str,
+        agent: Option<&str>,
+        tool: &str,
+        call_id: Option<&str>,
+    ) {
+        let Some(inv) = self.inv(inv_id) else { return };
+        let Some(i) = inv.find_tool_for_callback(agent.unwrap_or(""), tool, call_id) else {
+            return;
+        };
+        let t = &mut inv.tools[i];
+        t.callbacks_done = true;
+        t.last_callback = now_nanos();
+    }
+
+    pub fn on_event(&mut self, inv_id: &str, ev: EventInfo) {
+        if ev.partial {
+            return;
+        }
+        let Some(inv) = self.inv(inv_id) else { return };
+        let limit = inv.limit;
+        if non_empty(&ev.error_code).is_some() || non_empty(&ev.error_message).is_some() {
+            let code = non_empty(&ev.error_code);
+            let msg = non_empty(&ev.error_message)
+                .or(code)
+                .unwrap_or("ADK event error")
+                .to_string();
+            inv.root_error = Some((code.unwrap_or("Error").to_string(), msg));
+        }
+        if let Some(c) = &ev.content_json {
+            inv.last_output = Some(c.clone());
+        }
+        let mut ended = Vec::new();
+        // A model span that no afterModelCallback closed (another plugin's
+        // cached beforeModelCallback response) ends with this event.
+        let author = ev.author.as_deref().unwrap_or("");
+        let pos = inv
+            .models
+            .iter()
+            .position(|(a, _)| a == author)
+            .or(if inv.models.len() == 1 { Some(0) } else { None });
+        if let Some(pos) = pos {
+            let (_, mut span) = inv.models.remove(pos);
+            if inv.capture {
+                if let Some(c) = ev.content_json.clone() {
+                    span.set(
+                        "gen_ai.output.messages",
+                        deferred(
+                            c,
+                            MessageShape::OutputOne {
+                                finish_reason: "stop".into(),
+                            },
+                            limit,
+                        ),
+                    );
+                    span.set("gen_ai.output.type", AttributeValue::String("text".into()));
+                }
+            }
+            ended.push(span.finish(inv.trace_id, now_nanos()));
+        }
+        for fr in &ev.function_responses {
+            let Some(i) = inv.find_tool_for_response(&fr.id, &fr.name) else {
+                continue;
+            };
+            let mut t = inv.tools.remove(i);
+            apply_tool_outcome(&mut t, &fr.response_json, inv.capture, limit);
+            ended.push(t.span.finish(inv.trace_id, t.last_callback));
+        }
+        for s in ended {
+            self.emit(s);
+        }
+    }
+
+    /// Ends the invocation: idempotent, a no-op for unknown ids.
+    pub fn finish(&mut self, inv_id: &str, interrupted: bool) {
+        let Some(mut inv) = self.open.remove(inv_id) else {
+            return;
+        };
+        self.order.remove(&inv.seq);
+        self.finished.insert(inv.id.clone());
+        self.finished_order.push_back(inv.id.clone());
+        while self.finished_order.len() > RECENTLY_FINISHED {
+            if let Some(old) = self.finished_order.pop_front() {
+                self.finished.remove(&old);
+            }
+        }
+        let limit = inv.limit;
+        let now = now_nanos();
+        let trace_id = inv.trace_id;
+        if inv.capture {
+            if let Some(out) = inv.last_output.take() {
+                inv.root.set(
+                    "gen_ai.output.messages",
+                    deferred(
+                        out,
+                        MessageShape::OutputOne {
+                            finish_reason: "stop".into(),
+                        },
+                        limit,
+                    ),
+                );
+                inv.root
+                    .set("gen_ai.output.type", AttributeValue::String("text".into()));
+            }
+        }
+        if let Some((t, m)) = inv.root_error.take() {
+            inv.root.error(&t, &m, limit);
+        }
+        for (_, mut span) in inv.models.drain(..) {
+            span.set(INTERRUPTED, AttributeValue::Bool(true));
+            let d = span.finish(trace_id, now);
+            self.ended_spans += 1;
+            self.sink.on_end(d);
+        }
+        for mut t in inv.tools.drain(..) {
+            let end = if t.callbacks_done {
+                t.last_callback
+            } else {
+                t.span.set(INTERRUPTED, AttributeValue::Bool(true));
+                now
+            };
+            let d = t.span.finish(trace_id, end);
+            self.ended_spans += 1;
+            self.sink.on_end(d);
+        }
+        while let Some((_, span)) = inv.agents.pop() {
+            let d = span.finish(trace_id, now);
+            self.ended_spans += 1;
+            self.sink.on_end(d);
+        }
+        if interrupted {
+            inv.root.set(INTERRUPTED, AttributeValue::Bool(true));
+        }
+        let d = inv.root.finish(trace_id, now);
+        self.emit(d);
+    }
+
+    pub fn finish_all(&mut self, interrupted: bool) {
+        let ids: Vec<String> = self.order.values().cloned().collect();
+        for id in ids {
+            self.finish(&id, interrupted);
+        }
+    }
+}
+
+fn deferred(raw: String, shape: MessageShape, limit: Option<usize>) -> AttributeValue {
+    AttributeValue::Deferred(Arc::new(DeferredMessages { raw, shape, limit }))
+}
+
+/// Synthesises the agent span of `name` (parents first).
+fn ensure_agent_in(
+    inv: &mut Invocation,
+    ids: &mut IdGen,
+    name: &str,
+    depth: usize,
+    ended: &mut Vec<SpanData>,
+) -> [u8; 8] {
+    if let Some(id) = inv.agent_span_id(name) {
+        return id;
+    }
+    let info = inv.tree.get(name).cloned();
+    let parent_id = match &info {
+        _ if depth > 64 => inv.root.id,
+        Some(AgentInfo {
+            parent: Some(p), ..
+        }) if inv.tree.contains_key(p) => {
+            let p = p.clone();
+            close_finished_siblings(inv, &p, name, ended);
+            ensure_agent_in(inv, ids, &p, depth + 1, ended)
+        }
+        Some(_) => inv.root.id,
+        None => inv.innermost_open_tool().unwrap_or(inv.root.id),
+    };
+    let limit = inv.limit;
+    let mut span = OpenSpan::new(
+        ids.span_id(),
+        Some(parent_id),
+        format!("invoke_agent {name}"),
+        now_nanos(),
+    );
+    inv.common(&mut span, "invoke_agent");
+    span.set_str("gen_ai.agent.name", name, limit);
+    span.set_str("gen_ai.agent.id", inv.id.as_str(), limit);
+    if let Some(info) = info {
+        if let Some(d) = &info.description {
+            span.set_str("gen_ai.agent.description", d.as_str(), limit);
+        }
+        if let Some(m) = &info.model {
+            span.set_str("gen_ai.request.model", m.as_str(), limit);
+        }
+    }
+    let id = span.id;
+    inv.agents.push((name.to_string(), span));
+    id
+}
+
+/// In a sequential parent, a child becoming active means its open siblings
+/// finished: end their subtrees (children first) unless still busy.
+fn close_finished_siblings(
+    inv: &mut Invocation,
+    parent: &str,
+    active: &str,
+    ended: &mut Vec<SpanData>,
+) {
+    if !inv.tree.get(parent).is_some_and(|p| p.sequential) {
+        return;
+    }
+    let siblings: Vec<String> = inv
+        .agents
+        .iter()
+        .filter(|(n, _)| {
+            n != active && inv.tree.get(n).and_then(|i| i.parent.as_deref()) == Some(parent)
+        })
+        .map(|(n, _)| n.clone())
+        .collect();
+    for sib in siblings {
+        let subtree: Vec<String> = inv
+            .agents
+            .iter()
+            .filter(|(n, _)| inv.is_under(n, &sib))
+            .map(|(n, _)| n.clone())
+            .collect();
+        if subtree.iter().any(|n| inv.agent_busy(n)) {
+            continue;
+        }
+        let now = now_nanos();
+        let mut i = inv.agents.len();
+        while i > 0 {
+            i -= 1;
+            if subtree.contains(&inv.agents[i].0) {
+                let (_, span) = inv.agents.remove(i);
+                ended.push(span.finish(inv.trace_id, now));
+            }
+        }
+    }
+}
+
+fn config_attributes(span: &mut OpenSpan, cfg: &Value, limit: Option<usize>) {
+    const NUMBERS: [(&str, &str); 4] = [
+        ("temperature", "gen_ai.request.temperature"),
+        ("topP", "gen_ai.request.top_p"),
+        ("frequencyPenalty", "gen_ai.request.frequency_penalty"),
+        ("presencePenalty", "gen_ai.request.presence_penalty"),
+    ];
+    for (src, key) in NUMBERS {
+        if let Some(v) = cfg.get(src).and_then(Value::as_f64) {
+            span.set(key, AttributeValue::Double(v));
+        }
+    }
+    const INTS: [(&str, &str); 3] = [
+        ("maxOutputTokens", "gen_ai.request.max_tokens"),
+        ("seed", "gen_ai.request.seed"),
+        ("candidateCount", "gen_ai.request.choice.count"),
+    ];
+    for (src, key) in INTS {
+        match cfg.get(src) {
+            Some(Value::Number(n)) => {
+                if let Some(i) = n.as_i64() {
+                    span.set(key, AttributeValue::Int(i));
+                } else if let Some(f) = n.as_f64() {
+                    span.set(key, AttributeValue::Double(f));
+                }
+            }
+            _ => continue,
+        }
+    }
+    if let Some(stops) = cfg.get("stopSequences").and_then(Value::as_array) {
+        let list = stops
+            .iter()
+            .map(|s| match s {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })
+            .collect();
+        span.set(
+            "gen_ai.request.stop_sequences",
+            AttributeValue::StringArray(list),
+        );
+    }
+    if let Some(defs) = cfg.get("tools").and_then(tool_definitions) {
+        span.set_str("gen_ai.tool.definitions", defs, limit);
+    }
+}
+
+fn apply_tool_outcome(t: &mut ToolSpan, response_json: &str, capture: bool, limit: Option<usize>) {
+    let parsed: Value = serde_json::from_str(response_json).unwrap_or(Value::Null);
+    if let Some(RetryDetails {
+        error_type,
+        details,
+        count,
+        outcome,
+    }) = retry_details(&parsed)
+    {
+        let message = match (&t.span.status.message, t.errored) {
+            (Some(m), true) => m.clone(),
+            _ => details,
+        };
+        t.span.error(&error_type, &message, limit);
+        t.span.set("adk.retry.count", AttributeValue::Int(count));
+        t.span.set(
+            "adk.retry.outcome",
+            AttributeValue::String(outcome.to_string()),
+        );
+        return;
+    }
+    if !t.errored && capture {
+        t.span
+            .set_str("gen_ai.tool.call.result", response_json.to_string(), limit);
+    }
+}

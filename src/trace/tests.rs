@@ -1,0 +1,323 @@
+//! Span model tests: the tree, the close rules and end-of-invocation order.
+
+use super::invocation::{AgentInfo, INTERRUPTED};
+use super::model::*;
+use super::span::{AttributeValue, SpanData, StatusCode};
+use crate::export::memory::MemorySink;
+use std::sync::Arc;
+
+fn tracer() -> (Tracer, Arc<MemorySink>) {
+    let sink = Arc::new(MemorySink::new());
+    (Tracer::new(sink.clone(), 10), sink)
+}
+
+fn agent(name: &str, parent: Option<&str>, sequential: bool) -> AgentInfo {
+    AgentInfo {
+        name: name.into(),
+        parent: parent.map(Into::into),
+        description: Some(format!("{name} desc")),
+        model: Some("m".into()),
+        sequential,
+    }
+}
+
+fn start(t: &mut Tracer, id: &str, agents: Vec<AgentInfo>) {
+    t.start(RunStart {
+        invocation_id: id.into(),
+        session_id: Some("s1".into()),
+        app_name: Some("app".into()),
+        user_id: Some("u".into()),
+        root_name: agents.first().map(|a| a.name.clone()),
+        root_description: None,
+        agents,
+        user_content: Some(r#"{"role":"user","parts":[{"text":"hi"}]}"#.into()),
+        settings: RunSettings::default(),
+    });
+}
+
+fn by_name<'a>(spans: &'a [SpanData], name: &str) -> &'a SpanData {
+    spans
+        .iter()
+        .find(|s| s.name == name)
+        .unwrap_or_else(|| panic!("no span {name}"))
+}
+
+fn str_attr(s: &SpanData, k: &str) -> Option<String> {
+    s.attribute(k)
+        .and_then(|v| v.as_string())
+        .map(|c| c.into_owned())
+}
+
+fn response(id: &str, name: &str, json: &str) -> EventInfo {
+    EventInfo {
+        author: Some("a".into()),
+        function_responses: vec![FunctionResponse {
+            id: id.into(),
+            name: name.into(),
+            response_json: json.into(),
+        }],
+        ..Default::default()
+    }
+}
+
+#[test]
+fn single_agent_with_a_tool() {
+    let (mut t, sink) = tracer();
+    start(&mut t, "i1", vec![agent("a", None, false)]);
+    t.before_model(
+        "i1",
+        Some("a"),
+        ModelRequest {
+            model: Some("gem".into()),
+            config_json: Some(
+                r#"{"temperature":0.5,"maxOutputTokens":9,"stopSequences":["x"]}"#.into(),
+            ),
+            system_json: None,
+            contents_json: Some(r#"[{"role":"user","parts":[{"text":"hi"}]}]"#.into()),
+        },
+    );
+    t.after_model(
+        "i1",
+        Some("a"),
+        ModelResponse {
+            finish_reason: Some("STOP".into()),
+            usage: [Some(3), Some(4), Some(7), None, None],
+            ..Default::default()
+        },
+    );
+    t.before_tool("i1", Some("a"), "f", Some("c1"), Some("{}".into()));
+    t.after_tool("i1", Some("a"), "f", Some("c1"));
+    t.on_event("i1", response("c1", "f", r#"{"ok":1}"#));
+    t.finish("i1", false);
+    let spans = sink.spans();
+    let names: Vec<&str> = spans.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "chat gem",
+            "execute_tool f",
+            "invoke_agent a",
+            "invoke_agent a"
+        ]
+    );
+    let root = spans.last().unwrap();
+    assert!(root.parent_span_id.is_none());
+    let agent_span = &spans[2];
+    assert_eq!(agent_span.parent_span_id, Some(root.span_id));
+    assert_eq!(spans[0].parent_span_id, Some(agent_span.span_id));
+    assert!(spans.iter().all(|s| s.trace_id == root.trace_id));
+    let chat = &spans[0];
+    assert!(
+        matches!(chat.attribute("gen_ai.request.temperature"), Some(AttributeValue::Double(v)) if *v == 0.5)
+    );
+    assert!(matches!(
+        chat.attribute("gen_ai.request.max_tokens"),
+        Some(AttributeValue::Int(9))
+    ));
+    assert!(
+        matches!(chat.attribute("gen_ai.response.finish_reasons"), Some(AttributeValue::StringArray(v)) if v == &["stop"])
+    );
+    assert_eq!(
+        str_attr(chat, "gen_ai.input.messages").unwrap(),
+        r#"[{"role":"user","parts":[{"type":"text","content":"hi"}]}]"#
+    );
+    let tool = &spans[1];
+    assert_eq!(
+        str_attr(tool, "gen_ai.tool.call.result").unwrap(),
+        r#"{"ok":1}"#
+    );
+    assert_eq!(str_attr(tool, "gen_ai.tool.call.id").unwrap(), "c1");
+    assert!(root.attribute(INTERRUPTED).is_none());
+    assert_eq!(str_attr(root, "gen_ai.conversation.id").unwrap(), "s1");
+    assert_eq!(t.open_count(), 0);
+}
+
+#[test]
+fn interrupted_end_order_and_idempotence() {
+    let (mut t, sink) = tracer();
+    start(
+        &mut t,
+        "i1",
+        vec![agent("a", None, false), agent("b", Some("a"), false)],
+    );
+    t.before_model("i1", Some("b"), ModelRequest::default());
+    t.before_tool("i1", Some("b"), "f", Some("c1"), None);
+    t.on_event(
+        "i1",
+        EventInfo {
+            error_code: Some("E1".into()),
+            author: Some("zzz".into()),
+            ..Default::default()
+        },
+    );
+    t.finish("i1", true);
+    t.finish("i1", true);
+    t.before_model("i1", Some("b"), ModelRequest::default());
+    let spans = sink.spans();
+    let names: Vec<&str> = spans.iter().map(|s| s.name.as_str()).collect();
+    // The model span was closed by the error event (the only open one).
+    assert_eq!(
+        names,
+        [
+            "chat unknown",
+            "execute_tool f",
+            "invoke_agent b",
+            "invoke_agent a",
+            "invoke_agent a"
+        ]
+    );
+    assert!(matches!(
+        spans[1].attribute(INTERRUPTED),
+        Some(AttributeValue::Bool(true))
+    ));
+    assert!(spans[2].attribute(INTERRUPTED).is_none());
+    let root = &spans[4];
+    assert!(matches!(
+        root.attribute(INTERRUPTED),
+        Some(AttributeValue::Bool(true))
+    ));
+    assert_eq!(root.status.code, StatusCode::Error);
+    assert_eq!(root.status.message.as_deref(), Some("E1"));
+    assert_eq!(str_attr(root, "error.type").unwrap(), "E1");
+    assert_eq!(t.open_count(), 0);
+}
+
+#[test]
+fn tool_error_then_retry_response_and_duplicate_ids() {
+    let (mut t, sink) = tracer();
+    start(&mut t, "i1", vec![agent("a", None, false)]);
+    t.before_tool("i1", Some("a"), "f", Some("c1"), None);
+    t.tool_error("i1", Some("a"), "f", Some("c1"), "Error", "boom");
+    t.after_tool("i1", Some("a"), "f", Some("c1"));
+    t.before_tool("i1", Some("a"), "f", Some("c1"), None); // duplicate id
+    t.after_tool("i1", Some("a"), "f", Some("c1"));
+    let retry = r#"{"response_type":"ERROR_HANDLED_BY_REFLECT_AND_RETRY_PLUGIN","error_type":"Error","error_details":"boom","retry_count":1,"reflection_guidance":"The call to tool `f` failed."}"#;
+    t.on_event("i1", response("c1", "f", retry));
+    t.on_event("i1", response("c1", "f", r#"{"r":2}"#));
+    t.finish("i1", false);
+    let spans = sink.spans();
+    let first = &spans[0];
+    assert_eq!(first.status.code, StatusCode::Error);
+    assert_eq!(first.status.message.as_deref(), Some("boom"));
+    assert!(matches!(
+        first.attribute("adk.retry.count"),
+        Some(AttributeValue::Int(1))
+    ));
+    assert_eq!(str_attr(first, "adk.retry.outcome").unwrap(), "retry");
+    assert!(first.attribute("gen_ai.tool.call.result").is_none());
+    let second = &spans[1];
+    assert_eq!(second.name, "execute_tool f");
+    assert_eq!(second.status.code, StatusCode::Unset);
+    assert_eq!(
+        str_attr(second, "gen_ai.tool.call.result").unwrap(),
+        r#"{"r":2}"#
+    );
+}
+
+#[test]
+fn sequential_siblings_close_and_unknown_agents_nest_under_tools() {
+    let (mut t, sink) = tracer();
+    start(
+        &mut t,
+        "i1",
+        vec![
+            agent("seq", None, true),
+            agent("a", Some("seq"), false),
+            agent("b", Some("seq"), false),
+        ],
+    );
+    t.before_model("i1", Some("a"), ModelRequest::default());
+    t.after_model("i1", Some("a"), ModelResponse::default());
+    t.before_model("i1", Some("b"), ModelRequest::default());
+    // b's activity ended a's span before b's model span opened.
+    assert_eq!(sink.spans()[1].name, "invoke_agent a");
+    t.before_tool("i1", Some("b"), "agent_tool", Some("c9"), None);
+    t.before_model("i1", Some("inner"), ModelRequest::default());
+    t.finish("i1", false);
+    let spans = sink.spans();
+    let tool = by_name(&spans, "execute_tool agent_tool");
+    let inner = by_name(&spans, "invoke_agent inner");
+    assert_eq!(inner.parent_span_id, Some(tool.span_id));
+    let seq = by_name(&spans, "invoke_agent seq");
+    let b = by_name(&spans, "invoke_agent b");
+    assert_eq!(b.parent_span_id, Some(seq.span_id));
+}
+
+#[test]
+fn cap_finishes_the_oldest_and_late_callbacks_are_ignored() {
+    let sink = Arc::new(MemorySink::new());
+    let mut t = Tracer::new(sink.clone(), 2);
+    for i in 0..3 {
+        start(&mut t, &format!("i{i}"), vec![]);
+    }
+    assert_eq!(t.open_count(), 2);
+    let spans = sink.spans();
+    assert_eq!(spans.len(), 1);
+    assert_eq!(
+        str_attr(&spans[0], "weave.google_adk.invocation_id").unwrap(),
+        "i0"
+    );
+    assert!(matches!(
+        spans[0].attribute(INTERRUPTED),
+        Some(AttributeValue::Bool(true))
+    ));
+    t.after_tool("i0", None, "f", None);
+    assert_eq!(t.open_count(), 2);
+    t.stop();
+    assert_eq!(t.open_count(), 0);
+    start(&mut t, "late", vec![]);
+    assert_eq!(t.open_count(), 0);
+}
+
+#[test]
+fn model_error_and_error_codes() {
+    let (mut t, sink) = tracer();
+    start(&mut t, "i1", vec![]);
+    t.before_model("i1", None, ModelRequest::default());
+    t.model_error("i1", None, "TypeError", "bad");
+    t.before_model("i1", None, ModelRequest::default());
+    t.after_model(
+        "i1",
+        None,
+        ModelResponse {
+            error_code: Some("SAFETY".into()),
+            ..Default::default()
+        },
+    );
+    t.finish("i1", false);
+    let spans = sink.spans();
+    assert_eq!(spans[0].status.message.as_deref(), Some("bad"));
+    assert_eq!(str_attr(&spans[0], "error.type").unwrap(), "TypeError");
+    assert_eq!(spans[1].status.message.as_deref(), Some("SAFETY"));
+    // No agent name: model spans hang off the root, which is named plainly.
+    assert_eq!(spans[2].name, "invoke_agent");
+    assert_eq!(spans[0].parent_span_id, Some(spans[2].span_id));
+}
+
+#[test]
+fn capture_off_writes_no_content() {
+    let (mut t, sink) = tracer();
+    t.start(RunStart {
+        invocation_id: "i1".into(),
+        user_content: Some("{}".into()),
+        settings: RunSettings {
+            capture: false,
+            vertex: true,
+            value_limit: Some(3),
+        },
+        root_name: Some("rootagent".into()),
+        ..Default::default()
+    });
+    t.before_tool("i1", None, "f", None, Some("{\"a\":1}".into()));
+    t.finish("i1", false);
+    let spans = sink.spans();
+    assert!(spans
+        .iter()
+        .all(|s| s.attribute("gen_ai.input.messages").is_none()
+            && s.attribute("gen_ai.tool.call.arguments").is_none()));
+    assert_eq!(
+        str_attr(&spans[1], "gen_ai.provider.name").unwrap(),
+        "vertex_ai"
+    );
+    assert_eq!(str_attr(&spans[1], "gen_ai.agent.name").unwrap(), "roo");
+}
