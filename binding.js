@@ -572,4 +572,5 @@ if (!nativeBinding) {
 }
 
 module.exports = nativeBinding
+module.exports.NativeTracer = nativeBinding.NativeTracer
 module.exports.nativeVersion = nativeBinding.nativeVersion

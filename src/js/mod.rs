@@ -1,4 +1,5 @@
 use napi_derive::napi;
+mod tracing;
 
 #[napi]
 pub fn native_version() -> String {

@@ -1,0 +1,425 @@
+//! napi class behind lib/tracing.js: every callback method is synchronous and
+//! takes primitives and JSON strings the JavaScript shell read from ADK's
+//! objects; the span model (crate::trace) does the rest.
+
+mod finished;
+mod sinks;
+mod tasks;
+
+use crate::export::config::{resolve, BatchOptions, ConfigError, ExportOptions, WeaveOptions};
+use crate::export::memory::MemorySink;
+use crate::trace::invocation::AgentInfo;
+use crate::trace::model::{
+    EventInfo, FunctionResponse, ModelRequest, ModelResponse, RunSettings, RunStart, Tracer,
+};
+use napi::bindgen_prelude::AsyncTask;
+use napi::{Error, Result, Status};
+use napi_derive::napi;
+use std::sync::Arc;
+use std::time::Duration;
+use tasks::FlushTask;
+
+/// The flush budget of `forceFlush()`/`shutdown()` (a sink bounds each
+/// batch itself; this only stops a wait from hanging forever).
+const FLUSH_TIMEOUT: Duration = Duration::from_secs(60);
+
+#[napi(object)]
+pub struct NativeWeaveOptions {
+    pub project: String,
+    pub api_key: Option<String>,
+    pub base_url: Option<String>,
+}
+
+#[napi(object)]
+pub struct NativeBatchOptions {
+    pub max_queue_size: Option<u32>,
+    pub max_export_batch_size: Option<u32>,
+    pub scheduled_delay_millis: Option<u32>,
+    pub export_timeout_millis: Option<u32>,
+}
+
+/// The options of `new TracingPlugin(...)`, type-checked by lib/tracing.js.
+#[napi(object)]
+pub struct NativeTracingOptions {
+    pub exporter: Option<String>,
+    pub endpoint: Option<String>,
+    /// `[name, value]` pairs in the user's order.
+    pub headers: Option<Vec<Vec<String>>>,
+    pub weave: Option<NativeWeaveOptions>,
+    pub service_name: Option<String>,
+    pub resource_attributes: Option<Vec<Vec<String>>>,
+    pub batch: Option<NativeBatchOptions>,
+    pub max_open_invocations: Option<u32>,
+}
+
+fn pairs(list: Option<Vec<Vec<String>>>) -> Option<Vec<(String, String)>> {
+    list.map(|l| {
+        l.into_iter()
+            .filter_map(|mut kv| {
+                if kv.len() == 2 {
+                    let v = kv.pop()?;
+                    let k = kv.pop()?;
+                    Some((k, v))
+                } else {
+                    None
+                }
+            })
+            .collect()
+    })
+}
+
+fn export_options(o: &mut NativeTracingOptions) -> ExportOptions {
+    ExportOptions {
+        exporter: o.exporter.take(),
+        endpoint: o.endpoint.take(),
+        headers: pairs(o.headers.take()),
+        weave: o.weave.take().map(|w| WeaveOptions {
+            project: w.project,
+            api_key: w.api_key,
+            base_url: w.base_url,
+        }),
+        service_name: o.service_name.take(),
+        resource_attributes: pairs(o.resource_attributes.take()),
+        batch: o
+            .batch
+            .take()
+            .map(|b| BatchOptions {
+                max_queue_size: b.max_queue_size,
+                max_export_batch_size: b.max_export_batch_size,
+                scheduled_delay_millis: b.scheduled_delay_millis,
+                export_timeout_millis: b.export_timeout_millis,
+            })
+            .unwrap_or_default(),
+    }
+}
+
+fn value_limit() -> Option<usize> {
+    std::env::var("OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+}
+
+fn opt_str(s: &Option<String>) -> Option<&str> {
+    s.as_deref()
+}
+
+#[napi]
+pub struct NativeTracer {
+    tracer: Tracer,
+    memory: Option<Arc<MemorySink>>,
+    warning: Option<String>,
+    flushed_at: u64,
+}
+
+#[napi]
+impl NativeTracer {
+    /// Throws `InvalidArg` for a TypeError-kind option error, else a plain
+    /// failure; lib/tracing.js maps them to TypeError / Error.
+    #[napi(constructor)]
+    pub fn new(mut options: NativeTracingOptions) -> Result<Self> {
+        let max_open = options.max_open_invocations.unwrap_or(10_000).max(1) as usize;
+        let opts = export_options(&mut options);
+        let choice = match resolve(&opts, &|k| std::env::var(k).ok()) {
+            Ok(c) => c,
+            Err(ConfigError::Type(m)) => return Err(Error::new(Status::InvalidArg, m)),
+            Err(ConfigError::Plain(m)) => return Err(Error::new(Status::GenericFailure, m)),
+        };
+        let s = sinks::sinks_for(choice);
+        Ok(NativeTracer {
+            tracer: Tracer::new(s.sink, max_open),
+            memory: s.memory,
+            warning: s.warning,
+            flushed_at: 0,
+        })
+    }
+
+    /// Set when nothing will be exported: lib/tracing.js warns once.
+    #[napi(getter)]
+    pub fn warning(&self) -> Option<String> {
+        self.warning.clone()
+    }
+
+    #[napi(getter)]
+    pub fn open_invocation_count(&self) -> u32 {
+        self.tracer.open_count() as u32
+    }
+
+    #[napi(getter)]
+    pub fn dropped_span_count(&self) -> f64 {
+        self.tracer.sink().dropped_count() as f64
+    }
+
+    #[napi(getter)]
+    pub fn stopped(&self) -> bool {
+        self.tracer.is_stopped()
+    }
+
+    /// Spans ended since the last flush or shutdown began.
+    #[napi(getter)]
+    pub fn unflushed_spans(&self) -> f64 {
+        (self.tracer.ended_spans() - self.flushed_at) as f64
+    }
+
+    /// `agents`: the root agent's tree as flat 5-tuples
+    /// (name, parent, description, model, sequential ? '1' : '').
+    #[allow(clippy::too_many_arguments)]
+    #[napi]
+    pub fn start_invocation(
+        &mut self,
+        invocation_id: String,
+        session_id: Option<String>,
+        app_name: Option<String>,
+        user_id: Option<String>,
+        root_name: Option<String>,
+        root_description: Option<String>,
+        agents: Option<Vec<String>>,
+        user_content_json: Option<String>,
+        capture: bool,
+        vertex: bool,
+    ) {
+        let agents = agents
+            .unwrap_or_default()
+            .chunks_exact(5)
+            .map(|c| AgentInfo {
+                name: c[0].clone(),
+                parent: Some(c[1].clone()).filter(|p| !p.is_empty()),
+                description: Some(c[2].clone()).filter(|p| !p.is_empty()),
+                model: Some(c[3].clone()).filter(|p| !p.is_empty()),
+                sequential: !c[4].is_empty(),
+            })
+            .collect();
+        self.tracer.start(RunStart {
+            invocation_id,
+            session_id,
+            app_name,
+            user_id,
+            root_name,
+            root_description,
+            agents,
+            user_content: user_content_json,
+            settings: RunSettings {
+                capture,
+                vertex,
+                value_limit: value_limit(),
+            },
+        });
+    }
+
+    #[napi]
+    pub fn before_agent(&mut self, invocation_id: String, agent: Option<String>) {
+        self.tracer.before_agent(&invocation_id, opt_str(&agent));
+    }
+
+    #[napi]
+    pub fn after_agent(&mut self, invocation_id: String, agent: Option<String>) {
+        self.tracer.after_agent(&invocation_id, opt_str(&agent));
+    }
+
+    #[napi]
+    pub fn before_model(
+        &mut self,
+        invocation_id: String,
+        agent: Option<String>,
+        model: Option<String>,
+        config_json: Option<String>,
+        system_json: Option<String>,
+        contents_json: Option<String>,
+    ) {
+        self.tracer.before_model(
+            &invocation_id,
+            opt_str(&agent),
+            ModelRequest {
+                model,
+                config_json,
+                system_json,
+                contents_json,
+            },
+        );
+    }
+
+    /// `usage`: prompt, candidates, total, thoughts, cached token counts
+    /// (NaN when absent).
+    #[allow(clippy::too_many_arguments)]
+    #[napi]
+    pub fn after_model(
+        &mut self,
+        invocation_id: String,
+        agent: Option<String>,
+        partial: bool,
+        finish_reason: Option<String>,
+        usage: Option<Vec<f64>>,
+        error_code: Option<String>,
+        error_message: Option<String>,
+        content_json: Option<String>,
+    ) {
+        let mut counts = [None; 5];
+        for (slot, v) in counts.iter_mut().zip(usage.unwrap_or_default()) {
+            if v.is_finite() {
+                *slot = Some(v as i64);
+            }
+        }
+        self.tracer.after_model(
+            &invocation_id,
+            opt_str(&agent),
+            ModelResponse {
+                partial,
+                finish_reason,
+                usage: counts,
+                error_code,
+                error_message,
+                content_json,
+            },
+        );
+    }
+
+    #[napi]
+    pub fn model_error(
+        &mut self,
+        invocation_id: String,
+        agent: Option<String>,
+        error_type: String,
+        message: String,
+    ) {
+        self.tracer
+            .model_error(&invocation_id, opt_str(&agent), &error_type, &message);
+    }
+
+    #[napi]
+    pub fn before_tool(
+        &mut self,
+        invocation_id: String,
+        agent: Option<String>,
+        tool: String,
+        call_id: Option<String>,
+        args_json: Option<String>,
+    ) {
+        self.tracer.before_tool(
+            &invocation_id,
+            opt_str(&agent),
+            &tool,
+            opt_str(&call_id),
+            args_json,
+        );
+    }
+
+    #[napi]
+    pub fn after_tool(
+        &mut self,
+        invocation_id: String,
+        agent: Option<String>,
+        tool: String,
+        call_id: Option<String>,
+    ) {
+        self.tracer
+            .after_tool(&invocation_id, opt_str(&agent), &tool, opt_str(&call_id));
+    }
+
+    #[napi]
+    pub fn tool_error(
+        &mut self,
+        invocation_id: String,
+        agent: Option<String>,
+        tool: String,
+        call_id: Option<String>,
+        error_type: String,
+        message: String,
+    ) {
+        self.tracer.tool_error(
+            &invocation_id,
+            opt_str(&agent),
+            &tool,
+            opt_str(&call_id),
+            &error_type,
+            &message,
+        );
+    }
+
+    /// `responses`: flat triples (call id, tool name, response JSON).
+    #[allow(clippy::too_many_arguments)]
+    #[napi]
+    pub fn on_event(
+        &mut self,
+        invocation_id: String,
+        author: Option<String>,
+        partial: bool,
+        error_code: Option<String>,
+        error_message: Option<String>,
+        content_json: Option<String>,
+        responses: Option<Vec<String>>,
+    ) {
+        let function_responses = responses
+            .unwrap_or_default()
+            .chunks_exact(3)
+            .map(|c| FunctionResponse {
+                id: c[0].clone(),
+                name: c[1].clone(),
+                response_json: c[2].clone(),
+            })
+            .collect();
+        self.tracer.on_event(
+            &invocation_id,
+            EventInfo {
+                author,
+                partial,
+                error_code,
+                error_message,
+                content_json,
+                function_responses,
+            },
+        );
+    }
+
+    #[napi]
+    pub fn finish(&mut self, invocation_id: String, interrupted: bool) {
+        self.tracer.finish(&invocation_id, interrupted);
+    }
+
+    #[napi]
+    pub fn finish_all(&mut self, interrupted: bool) {
+        self.tracer.finish_all(interrupted);
+    }
+
+    #[napi]
+    pub fn force_flush(&mut self) -> AsyncTask<FlushTask> {
+        self.flushed_at = self.tracer.ended_spans();
+        AsyncTask::new(FlushTask {
+            sink: self.tracer.sink().clone(),
+            timeout: FLUSH_TIMEOUT,
+            shutdown: false,
+        })
+    }
+
+    /// Finishes open invocations as interrupted, then flushes and stops the
+    /// sink off the JavaScript thread. Later callbacks are no-ops.
+    #[napi]
+    pub fn shutdown(&mut self) -> AsyncTask<FlushTask> {
+        self.tracer.stop();
+        self.flushed_at = self.tracer.ended_spans();
+        AsyncTask::new(FlushTask {
+            sink: self.tracer.sink().clone(),
+            timeout: FLUSH_TIMEOUT,
+            shutdown: true,
+        })
+    }
+
+    /// The process-exit path: finish everything open as interrupted, then
+    /// stop the sink, waiting at most `timeout_millis` (blocks the thread:
+    /// only for `process.on('exit')`).
+    #[napi]
+    pub fn shutdown_sync(&mut self, timeout_millis: u32) {
+        self.tracer.stop();
+        self.flushed_at = self.tracer.ended_spans();
+        self.tracer
+            .sink()
+            .shutdown(Duration::from_millis(timeout_millis as u64));
+    }
+
+    /// api.md FinishedSpan list as JSON (times as decimal strings).
+    #[napi]
+    pub fn finished_spans_json(&self) -> String {
+        match &self.memory {
+            Some(m) => finished::spans_json(&m.spans()),
+            None => "[]".into(),
+        }
+    }
+}
