@@ -1,9 +1,531 @@
 'use strict'
-// Placeholder until the tracing plugin lands (issue 3).
-const { fillPassThroughCallbacks } = require('./plugin_shell.js')
-class TracingPlugin {
-  constructor(options = {}) { this.name = options.name ?? 'tracing_plugin' }
-  finishInterruptedInvocation() {}
+// TracingPlugin: mirrors ADK callbacks into OpenTelemetry GenAI spans.
+// The callbacks read the few values they need from ADK's objects and call
+// synchronous methods of the native tracer; unused callbacks are the shared
+// PASS promise. Tracing never throws into the run: every problem becomes one
+// process warning per kind.
+const { NativeTracer } = require('../binding.js')
+const { fillPassThroughCallbacks, PASS } = require('./plugin_shell.js')
+const { noteInvocationStarted } = require('./run_guarded.js')
+const { safeJson } = require('./tracing/json.js')
+const { flattenAgentTree, rootOf } = require('./tracing/agents.js')
+
+const warned = new Set()
+function warnOnce(kind, message) {
+  if (warned.has(kind)) return
+  warned.add(kind)
+  try {
+    process.emitWarning(message, { type: 'TracingPluginWarning', code: `ADK_TRACING_${kind}` })
+  } catch {
+    // A broken warning handler must not break the run either.
+  }
 }
+
+function problem(kind, error) {
+  warnOnce(kind, `TracingPlugin ${kind} failed and was skipped: ${error && error.message ? error.message : String(error)}`)
+}
+
+// ---- the process-wide exit path -------------------------------------------
+const live = new Set() // WeakRefs of live plugins
+let exitHooked = false
+
+function eachLive(fn) {
+  for (const ref of live) {
+    const plugin = ref.deref()
+    if (plugin === undefined) {
+      live.delete(ref)
+      continue
+    }
+    try {
+      fn(plugin)
+    } catch {
+      // Exit must go on for the other plugins.
+    }
+  }
+}
+
+function hookExit() {
+  if (exitHooked) return
+  exitHooked = true
+  // The event loop ran dry: whatever is still open was abandoned (a consumer
+  // that broke out and never finished it). End it and flush asynchronously.
+  process.on('beforeExit', () => {
+    eachLive((p) => p._beforeExit())
+  })
+  // process.exit() or the natural end: synchronous, bounded shutdown so a
+  // network sink still delivers the interrupted spans.
+  process.on('exit', () => {
+    eachLive((p) => p._exit())
+  })
+}
+
+// ---- options ----------------------------------------------------------------
+function typeError(message) {
+  return new TypeError(`TracingPlugin: ${message}`)
+}
+
+function optionalString(options, key) {
+  const v = options[key]
+  if (v !== undefined && typeof v !== 'string') throw typeError(`option '${key}' must be a string.`)
+  return v
+}
+
+function stringRecord(options, key) {
+  const v = options[key]
+  if (v === undefined) return undefined
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw typeError(`option '${key}' must be an object of strings.`)
+  const out = []
+  for (const [k, val] of Object.entries(v)) {
+    if (typeof val !== 'string') throw typeError(`option '${key}.${k}' must be a string.`)
+    out.push([k, val])
+  }
+  return out
+}
+
+function nonNegativeInt(value, label, { positive = false, max = 0xffffffff } = {}) {
+  if (value === undefined) return undefined
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < (positive ? 1 : 0) || value > max) {
+    throw typeError(`option '${label}' must be a ${positive ? 'positive' : 'non-negative'} integer.`)
+  }
+  return value
+}
+
+function nativeOptions(options) {
+  const weave = options.weave
+  if (weave !== undefined && (weave === null || typeof weave !== 'object')) throw typeError("option 'weave' must be an object.")
+  if (weave !== undefined) {
+    if (typeof weave.project !== 'string') throw typeError("option 'weave.project' must be a string ('entity/project').")
+    for (const k of ['apiKey', 'baseUrl']) {
+      if (weave[k] !== undefined && typeof weave[k] !== 'string') throw typeError(`option 'weave.${k}' must be a string.`)
+    }
+  }
+  const batch = options.batch
+  if (batch !== undefined && (batch === null || typeof batch !== 'object')) throw typeError("option 'batch' must be an object.")
+  const exporter = options.exporter
+  if (exporter !== undefined && typeof exporter !== 'string') throw typeError("option 'exporter' must be 'otlp', 'console', 'memory' or 'none'.")
+  return {
+    exporter,
+    endpoint: optionalString(options, 'endpoint'),
+    headers: stringRecord(options, 'headers'),
+    weave: weave && { project: weave.project, apiKey: weave.apiKey, baseUrl: weave.baseUrl },
+    serviceName: optionalString(options, 'serviceName'),
+    resourceAttributes: stringRecord(options, 'resourceAttributes'),
+    batch: batch && {
+      maxQueueSize: nonNegativeInt(batch.maxQueueSize, 'batch.maxQueueSize', { positive: true }),
+      maxExportBatchSize: nonNegativeInt(batch.maxExportBatchSize, 'batch.maxExportBatchSize', { positive: true }),
+      scheduledDelayMillis: nonNegativeInt(batch.scheduledDelayMillis, 'batch.scheduledDelayMillis'),
+      exportTimeoutMillis: nonNegativeInt(batch.exportTimeoutMillis, 'batch.exportTimeoutMillis'),
+    },
+    maxOpenInvocations: nonNegativeInt(options.maxOpenInvocations, 'maxOpenInvocations', { positive: true }),
+  }
+}
+
+/** The content-capture rule of tracing.md (env unset or empty: on). */
+function envCapture() {
+  const v = process.env.ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS
+  return v === undefined || v === '' || v === 'true' || v === '1'
+}
+
+function envVertex() {
+  const v = process.env.GOOGLE_GENAI_USE_VERTEXAI
+  return typeof v === 'string' && v.toLowerCase() === 'true'
+}
+
+// ---- reading ADK objects ------------------------------------------------------
+function str(v) {
+  return typeof v === 'string' ? v : undefined
+}
+
+/** The agentName getter throws when a context has no agent (Workflow roots). */
+function agentNameOf(ctx) {
+  try {
+    return str(ctx.agentName)
+  } catch {
+    return undefined
+  }
+}
+
+function invocationIdOf(ctx) {
+  const ic = ctx?.invocationContext
+  const id = ic?.invocationId ?? ctx?.invocationId
+  return typeof id === 'string' ? id : undefined
+}
+
+function errorParts(error) {
+  let type = 'Error'
+  let message = ''
+  try {
+    if (error !== null && typeof error === 'object') {
+      if (typeof error.name === 'string' && error.name) type = error.name
+      message = typeof error.message === 'string' ? error.message : String(error)
+    } else {
+      message = String(error)
+    }
+  } catch {
+    message = 'unknown error'
+  }
+  return [type, message]
+}
+
+const CONFIG_KEYS = ['temperature', 'topP', 'maxOutputTokens', 'frequencyPenalty', 'presencePenalty', 'seed', 'stopSequences', 'candidateCount', 'tools']
+
+function configJson(config) {
+  if (config === null || typeof config !== 'object') return undefined
+  const picked = {}
+  let any = false
+  for (const k of CONFIG_KEYS) {
+    const v = config[k]
+    if (v !== undefined && v !== null) {
+      picked[k] = v
+      any = true
+    }
+  }
+  return any ? safeJson(picked) : undefined
+}
+
+const USAGE_KEYS = ['promptTokenCount', 'candidatesTokenCount', 'totalTokenCount', 'thoughtsTokenCount', 'cachedContentTokenCount']
+
+function usageOf(usage) {
+  if (usage === null || typeof usage !== 'object') return undefined
+  const out = new Array(5)
+  for (let i = 0; i < 5; i++) {
+    const v = usage[USAGE_KEYS[i]]
+    out[i] = typeof v === 'number' ? v : NaN
+  }
+  return out
+}
+
+/** Flat (id, name, response JSON) triples of an event's function responses. */
+function functionResponsesOf(content) {
+  const parts = content?.parts
+  if (!Array.isArray(parts)) return undefined
+  let out
+  for (const part of parts) {
+    const fr = part?.functionResponse
+    if (fr === null || typeof fr !== 'object') continue
+    ;(out ??= []).push(str(fr.id) ?? '', str(fr.name) ?? '', safeJson(fr.response ?? {}) ?? '{}')
+  }
+  return out
+}
+
+// ---- the plugin ------------------------------------------------------------------
+class TracingPlugin {
+  constructor(options = {}) {
+    if (options === null || typeof options !== 'object') throw typeError('options must be an object.')
+    const name = options.name ?? 'tracing_plugin'
+    if (typeof name !== 'string') throw typeError("option 'name' must be a string.")
+    if (options.captureContent !== undefined && typeof options.captureContent !== 'boolean') {
+      throw typeError("option 'captureContent' must be a boolean.")
+    }
+    const exitFlush = options.exitFlushTimeoutMillis ?? 2000
+    nonNegativeInt(exitFlush, 'exitFlushTimeoutMillis')
+    let native
+    try {
+      native = new NativeTracer(nativeOptions(options))
+    } catch (e) {
+      if (e instanceof TypeError) throw e
+      if (e && e.code === 'InvalidArg') throw new TypeError(e.message)
+      throw new Error(e && e.message ? e.message : String(e))
+    }
+    this.name = name
+    Object.defineProperty(this, '_native', { value: native })
+    Object.defineProperty(this, '_captureOption', { value: options.captureContent })
+    Object.defineProperty(this, '_exitFlush', { value: exitFlush })
+    this._capture = options.captureContent ?? envCapture()
+    this._stopped = false
+    this._shutdownPromise = undefined
+    const warning = native.warning
+    if (warning) warnOnce('NO_EXPORTER', warning)
+    live.add(new WeakRef(this))
+    hookExit()
+  }
+
+  get openInvocationCount() {
+    return this._native.openInvocationCount
+  }
+
+  get droppedSpanCount() {
+    return this._native.droppedSpanCount
+  }
+
+  // A run starts: onUserMessageCallback (runAsync) or beforeRunCallback.
+  _start(ic, userContent) {
+    const id = ic?.invocationId
+    if (typeof id !== 'string') return
+    noteInvocationStarted(id)
+    const capture = (this._capture = this._captureOption ?? envCapture())
+    const agent = ic.agent
+    const root = rootOf(agent)
+    const session = ic.session
+    this._native.startInvocation(
+      id,
+      str(session?.id),
+      str(session?.appName),
+      str(session?.userId),
+      str(root?.name),
+      str(root?.description),
+      flattenAgentTree(root),
+      capture && userContent != null ? safeJson(userContent) : undefined,
+      capture,
+      envVertex(),
+    )
+  }
+
+  onUserMessageCallback(params) {
+    if (this._stopped) return PASS
+    try {
+      this._start(params?.invocationContext, params?.userMessage)
+    } catch (e) {
+      problem('onUserMessageCallback', e)
+    }
+    return PASS
+  }
+
+  beforeRunCallback(params) {
+    if (this._stopped) return PASS
+    try {
+      const ic = params?.invocationContext
+      this._start(ic, ic?.userContent)
+    } catch (e) {
+      problem('beforeRunCallback', e)
+    }
+    return PASS
+  }
+
+  onEventCallback(params) {
+    if (this._stopped) return PASS
+    try {
+      const id = params?.invocationContext?.invocationId
+      const event = params?.event
+      if (typeof id !== 'string' || event === null || typeof event !== 'object') return PASS
+      const partial = event.partial === true
+      if (partial) return PASS
+      const content = event.content
+      this._native.onEvent(
+        id,
+        str(event.author),
+        partial,
+        event.errorCode == null ? undefined : String(event.errorCode),
+        event.errorMessage == null ? undefined : String(event.errorMessage),
+        this._capture && content != null ? safeJson(content) : undefined,
+        functionResponsesOf(content),
+      )
+    } catch (e) {
+      problem('onEventCallback', e)
+    }
+    return PASS
+  }
+
+  afterRunCallback(params) {
+    if (this._stopped) return PASS
+    try {
+      const id = params?.invocationContext?.invocationId
+      if (typeof id === 'string') this._native.finish(id, false)
+    } catch (e) {
+      problem('afterRunCallback', e)
+    }
+    return PASS
+  }
+
+  beforeAgentCallback(params) {
+    if (this._stopped) return PASS
+    try {
+      const id = invocationIdOf(params?.callbackContext)
+      const name = str(params?.agent?.name) ?? agentNameOf(params?.callbackContext)
+      if (id !== undefined && name !== undefined) this._native.beforeAgent(id, name)
+    } catch (e) {
+      problem('beforeAgentCallback', e)
+    }
+    return PASS
+  }
+
+  afterAgentCallback(params) {
+    if (this._stopped) return PASS
+    try {
+      const id = invocationIdOf(params?.callbackContext)
+      const name = str(params?.agent?.name) ?? agentNameOf(params?.callbackContext)
+      if (id !== undefined && name !== undefined) this._native.afterAgent(id, name)
+    } catch (e) {
+      problem('afterAgentCallback', e)
+    }
+    return PASS
+  }
+
+  beforeModelCallback(params) {
+    if (this._stopped) return PASS
+    try {
+      const ctx = params?.callbackContext
+      const id = invocationIdOf(ctx)
+      if (id === undefined) return PASS
+      const request = params?.llmRequest
+      const config = request?.config
+      const capture = this._capture
+      this._native.beforeModel(
+        id,
+        agentNameOf(ctx),
+        str(request?.model),
+        configJson(config),
+        capture && config?.systemInstruction != null ? safeJson(config.systemInstruction) : undefined,
+        capture && request?.contents != null ? safeJson(request.contents) : undefined,
+      )
+    } catch (e) {
+      problem('beforeModelCallback', e)
+    }
+    return PASS
+  }
+
+  afterModelCallback(params) {
+    if (this._stopped) return PASS
+    try {
+      const ctx = params?.callbackContext
+      const id = invocationIdOf(ctx)
+      const response = params?.llmResponse
+      if (id === undefined || response === null || typeof response !== 'object') return PASS
+      const partial = response.partial === true
+      if (partial) return PASS
+      const content = response.content
+      this._native.afterModel(
+        id,
+        agentNameOf(ctx),
+        false,
+        str(response.finishReason),
+        usageOf(response.usageMetadata),
+        response.errorCode == null ? undefined : String(response.errorCode),
+        response.errorMessage == null ? undefined : String(response.errorMessage),
+        this._capture && content != null ? safeJson(content) : undefined,
+      )
+    } catch (e) {
+      problem('afterModelCallback', e)
+    }
+    return PASS
+  }
+
+  onModelErrorCallback(params) {
+    if (this._stopped) return PASS
+    try {
+      const ctx = params?.callbackContext
+      const id = invocationIdOf(ctx)
+      if (id === undefined) return PASS
+      const [type, message] = errorParts(params?.error)
+      this._native.modelError(id, agentNameOf(ctx), type, message)
+    } catch (e) {
+      problem('onModelErrorCallback', e)
+    }
+    return PASS
+  }
+
+  beforeToolCallback(params) {
+    if (this._stopped) return PASS
+    try {
+      const ctx = params?.toolContext
+      const id = invocationIdOf(ctx)
+      if (id === undefined) return PASS
+      this._native.beforeTool(
+        id,
+        agentNameOf(ctx),
+        str(params?.tool?.name) ?? '',
+        str(ctx?.functionCallId),
+        this._capture ? safeJson(params?.toolArgs ?? {}) : undefined,
+      )
+    } catch (e) {
+      problem('beforeToolCallback', e)
+    }
+    return PASS
+  }
+
+  afterToolCallback(params) {
+    if (this._stopped) return PASS
+    try {
+      const ctx = params?.toolContext
+      const id = invocationIdOf(ctx)
+      if (id === undefined) return PASS
+      this._native.afterTool(id, agentNameOf(ctx), str(params?.tool?.name) ?? '', str(ctx?.functionCallId))
+    } catch (e) {
+      problem('afterToolCallback', e)
+    }
+    return PASS
+  }
+
+  onToolErrorCallback(params) {
+    if (this._stopped) return PASS
+    try {
+      const ctx = params?.toolContext
+      const id = invocationIdOf(ctx)
+      if (id === undefined) return PASS
+      const [type, message] = errorParts(params?.error)
+      this._native.toolError(id, agentNameOf(ctx), str(params?.tool?.name) ?? '', str(ctx?.functionCallId), type, message)
+    } catch (e) {
+      problem('onToolErrorCallback', e)
+    }
+    return PASS
+  }
+
+  /** Ends what an invocation left open (sync, idempotent, never throws). */
+  finishInterruptedInvocation(invocationId) {
+    if (typeof invocationId !== 'string') return
+    try {
+      this._native.finish(invocationId, true)
+    } catch (e) {
+      problem('finishInterruptedInvocation', e)
+    }
+  }
+
+  forceFlush() {
+    if (this._stopped) return this._shutdownPromise ?? PASS
+    try {
+      return this._native.forceFlush().then(
+        () => undefined,
+        () => undefined,
+      )
+    } catch (e) {
+      problem('forceFlush', e)
+      return PASS
+    }
+  }
+
+  shutdown() {
+    if (this._shutdownPromise) return this._shutdownPromise
+    this._stopped = true
+    try {
+      this._shutdownPromise = this._native.shutdown().then(
+        () => undefined,
+        () => undefined,
+      )
+    } catch (e) {
+      problem('shutdown', e)
+      this._shutdownPromise = PASS
+    }
+    return this._shutdownPromise
+  }
+
+  getFinishedSpans() {
+    let list
+    try {
+      list = JSON.parse(this._native.finishedSpansJson())
+    } catch (e) {
+      problem('getFinishedSpans', e)
+      return []
+    }
+    for (const span of list) {
+      span.startTimeUnixNano = BigInt(span.startTimeUnixNano)
+      span.endTimeUnixNano = BigInt(span.endTimeUnixNano)
+    }
+    return list
+  }
+
+  _beforeExit() {
+    if (this._stopped) return
+    const native = this._native
+    if (native.openInvocationCount > 0) native.finishAll(true)
+    if (native.unflushedSpans > 0) native.forceFlush().catch(() => {})
+  }
+
+  _exit() {
+    this._stopped = true
+    this._native.shutdownSync(this._exitFlush)
+  }
+}
+
 fillPassThroughCallbacks(TracingPlugin)
+
 module.exports = { TracingPlugin }
