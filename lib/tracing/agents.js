@@ -4,9 +4,12 @@
 // sequential flag). Cycle-safe; cached in a WeakMap.
 
 const SEQUENTIAL = new Set(['SequentialAgent', 'LoopAgent'])
+// ADK brands its agent classes with registry symbols (works across copies).
+const BRANDS = [Symbol.for('google.adk.sequentialAgent'), Symbol.for('google.adk.loopAgent')]
 const cache = new WeakMap()
 
 function isSequential(agent) {
+  for (const brand of BRANDS) if (agent[brand] === true) return true
   for (let p = Object.getPrototypeOf(agent); p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
     if (SEQUENTIAL.has(p.constructor?.name)) return true
   }

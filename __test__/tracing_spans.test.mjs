@@ -1,0 +1,218 @@
+// TracingPlugin span trees through a real InMemoryRunner (tracing.md "Spans").
+import test from 'node:test'
+import assert from 'node:assert/strict'
+import { SequentialAgent, Workflow, START } from '@google/adk'
+import { call, runOnce } from './helpers/scripted_llm.mjs'
+import { agent, addTool, failingTool, traced, one, byName, rootOf, plugin } from './helpers/tracing_helpers.mjs'
+
+const parse = (s) => JSON.parse(s)
+
+test('single agent with a tool: names, parents, attributes, one trace', async () => {
+  const root = agent('calc', [call('add', { a: 1, b: 2 }), 'three'], {
+    tools: [addTool()],
+    generateContentConfig: { temperature: 0.25, maxOutputTokens: 64, stopSequences: ['END'] },
+    instruction: 'Be exact.',
+  })
+  const { tracing, runner } = traced(root)
+  const { events, sessionId } = await runOnce(runner, 'add 1 and 2')
+  const spans = tracing.getFinishedSpans()
+  assert.deepEqual(
+    spans.map((s) => s.name),
+    ['chat scripted-model', 'execute_tool add', 'chat scripted-model', 'invoke_agent calc', 'invoke_agent calc'],
+  )
+  const rootSpan = spans[4]
+  assert.equal(rootSpan.parentSpanId, undefined)
+  assert.ok(!('parentSpanId' in rootSpan))
+  const agentSpan = spans[3]
+  assert.equal(agentSpan.parentSpanId, rootSpan.spanId)
+  for (const s of spans.slice(0, 3)) assert.equal(s.parentSpanId, agentSpan.spanId)
+  assert.equal(new Set(spans.map((s) => s.traceId)).size, 1)
+  for (const s of spans) {
+    assert.match(s.traceId, /^[0-9a-f]{32}$/)
+    assert.match(s.spanId, /^[0-9a-f]{16}$/)
+    assert.equal(typeof s.startTimeUnixNano, 'bigint')
+    assert.ok(s.endTimeUnixNano >= s.startTimeUnixNano)
+    assert.deepEqual(s.status, { code: 0 })
+    assert.equal(s.attributes['gen_ai.provider.name'], 'gemini')
+    assert.equal(s.attributes['gen_ai.conversation.id'], sessionId)
+  }
+  const invocationId = events[0].invocationId
+  const ra = rootSpan.attributes
+  assert.equal(ra['gen_ai.operation.name'], 'invoke_agent')
+  assert.equal(ra['gen_ai.agent.id'], invocationId)
+  assert.equal(ra['weave.google_adk.invocation_id'], invocationId)
+  assert.equal(ra['gen_ai.agent.name'], 'calc')
+  assert.equal(ra['gen_ai.agent.description'], 'calc agent')
+  assert.equal(ra['weave.google_adk.app_name'], 'app')
+  assert.equal(ra['weave.google_adk.user_id'], 'u')
+  assert.deepEqual(parse(ra['gen_ai.input.messages']), [{ role: 'user', parts: [{ type: 'text', content: 'add 1 and 2' }] }])
+  assert.deepEqual(parse(ra['gen_ai.output.messages']), [
+    { role: 'assistant', parts: [{ type: 'text', content: 'three' }], finish_reason: 'stop' },
+  ])
+  assert.equal(ra['gen_ai.output.type'], 'text')
+  assert.equal(ra['weave.google_adk.interrupted'], undefined)
+
+  const aa = agentSpan.attributes
+  assert.equal(aa['gen_ai.agent.name'], 'calc')
+  assert.equal(aa['gen_ai.agent.id'], invocationId)
+  assert.equal(aa['gen_ai.agent.description'], 'calc agent')
+
+  const chat = spans[0].attributes
+  assert.equal(chat['gen_ai.operation.name'], 'chat')
+  assert.equal(chat['gen_ai.request.model'], 'scripted-model')
+  assert.equal(chat['gen_ai.agent.name'], 'calc')
+  assert.equal(chat['gen_ai.request.temperature'], 0.25)
+  assert.equal(chat['gen_ai.request.max_tokens'], 64)
+  assert.deepEqual(chat['gen_ai.request.stop_sequences'], ['END'])
+  const defs = parse(chat['gen_ai.tool.definitions'])
+  assert.equal(defs.length, 1)
+  assert.equal(defs[0].name, 'add')
+  assert.equal(defs[0].description, 'Adds two numbers')
+  assert.equal(defs[0].type, 'function')
+  assert.ok('parameters' in defs[0])
+  assert.ok(parse(chat['gen_ai.system_instructions'])[0].content.includes('Be exact.'))
+  assert.deepEqual(parse(chat['gen_ai.input.messages']), [{ role: 'user', parts: [{ type: 'text', content: 'add 1 and 2' }] }])
+  const out = parse(chat['gen_ai.output.messages'])
+  assert.equal(out[0].role, 'assistant')
+  assert.equal(out[0].parts[0].type, 'tool_call')
+  assert.equal(out[0].parts[0].name, 'add')
+  assert.deepEqual(out[0].parts[0].arguments, { a: 1, b: 2 })
+
+  const second = parse(spans[2].attributes['gen_ai.input.messages'])
+  assert.equal(second.length, 3)
+  assert.equal(second[2].parts[0].type, 'tool_call_response')
+  assert.deepEqual(second[2].parts[0].response, { sum: 3 })
+
+  const tool = spans[1].attributes
+  const callId = events.find((e) => e.content?.parts?.[0]?.functionCall).content.parts[0].functionCall.id
+  assert.equal(tool['gen_ai.operation.name'], 'execute_tool')
+  assert.equal(tool['gen_ai.tool.name'], 'add')
+  assert.equal(tool['gen_ai.agent.name'], 'calc')
+  assert.equal(tool['gen_ai.tool.call.id'], callId)
+  assert.deepEqual(parse(tool['gen_ai.tool.call.arguments']), { a: 1, b: 2 })
+  assert.deepEqual(parse(tool['gen_ai.tool.call.result']), { sum: 3 })
+  assert.equal(tracing.openInvocationCount, 0)
+})
+
+test('each invocation is a new trace', async () => {
+  const { tracing, runner } = traced(agent('a', ['one', 'two']))
+  const { sessionId } = await runOnce(runner, 'first')
+  await runOnce(runner, 'second', { sessionId })
+  const roots = tracing.getFinishedSpans().filter((s) => s.parentSpanId === undefined)
+  assert.equal(roots.length, 2)
+  assert.notEqual(roots[0].traceId, roots[1].traceId)
+})
+
+test('a model error marks the chat span and the root', async () => {
+  const { tracing, runner } = traced(agent('a', [new Error('model down')]))
+  await runOnce(runner)
+  const spans = tracing.getFinishedSpans()
+  const chat = one(spans, 'chat scripted-model')
+  assert.equal(chat.status.code, 2)
+  assert.equal(chat.status.message, 'model down')
+  assert.equal(chat.attributes['error.type'], 'Error')
+  const root = rootOf(spans)
+  assert.equal(root.status.code, 2)
+  assert.equal(root.attributes['error.type'], 'UNKNOWN_ERROR')
+  assert.equal(root.status.message, 'model down')
+  assert.equal(root.attributes['weave.google_adk.interrupted'], undefined)
+})
+
+test('a cached beforeModelCallback response closes the chat span with its event', async () => {
+  const cache = plugin('cache', {
+    beforeModelCallback: async () => ({ content: { role: 'model', parts: [{ text: 'cached answer' }] } }),
+  })
+  const { tracing, runner } = traced(agent('a', ['never used']), { plugins: [cache] })
+  const { events } = await runOnce(runner)
+  assert.equal(events.at(-1).content.parts[0].text, 'cached answer')
+  const spans = tracing.getFinishedSpans()
+  const chat = one(spans, 'chat scripted-model')
+  assert.equal(chat.attributes['weave.google_adk.interrupted'], undefined)
+  assert.deepEqual(parse(chat.attributes['gen_ai.output.messages'])[0].parts, [{ type: 'text', content: 'cached answer' }])
+  // closed when the event arrived, before the invocation ended
+  assert.ok(chat.endTimeUnixNano <= rootOf(spans).endTimeUnixNano)
+  assert.equal(spans.indexOf(chat), 0)
+})
+
+test('streaming partials make one chat span with the final output', async () => {
+  const root = agent('a', ['final answer'], { partials: ['fin', 'final ans'] })
+  const { tracing, runner } = traced(root)
+  const { events } = await runOnce(runner)
+  assert.ok(events.some((e) => e.partial), 'the run streamed partials')
+  const spans = tracing.getFinishedSpans()
+  const chat = one(spans, 'chat scripted-model')
+  assert.deepEqual(parse(chat.attributes['gen_ai.output.messages'])[0].parts, [{ type: 'text', content: 'final answer' }])
+  assert.deepEqual(parse(rootOf(spans).attributes['gen_ai.output.messages'])[0].parts, [{ type: 'text', content: 'final answer' }])
+})
+
+test('a tool error marks the tool span; the later afterToolCallback keeps it', async () => {
+  let afterToolCalls = 0
+  const recorder = plugin('recorder', {
+    afterToolCallback: async () => {
+      afterToolCalls++
+    },
+  })
+  const root = agent('a', [call('fail', {}), 'sorry'], { tools: [failingTool('kaput')] })
+  const { tracing, runner } = traced(root, { before: [recorder] })
+  const { events } = await runOnce(runner)
+  assert.equal(afterToolCalls, 1)
+  const fr = events.find((e) => e.content?.parts?.[0]?.functionResponse).content.parts[0].functionResponse
+  assert.match(fr.response.error, /kaput/)
+  const spans = tracing.getFinishedSpans()
+  const tool = one(spans, 'execute_tool fail')
+  assert.equal(tool.status.code, 2)
+  assert.match(tool.status.message, /kaput/)
+  assert.equal(tool.attributes['error.type'], 'Error')
+  assert.equal(tool.attributes['gen_ai.tool.call.result'], undefined)
+  assert.equal(tool.attributes['weave.google_adk.interrupted'], undefined)
+  // ended when the function response event came, before the second model call
+  const chats = byName(spans, 'chat scripted-model')
+  assert.ok(tool.endTimeUnixNano <= chats[1].startTimeUnixNano)
+  assert.ok(spans.indexOf(tool) < spans.indexOf(chats[1]))
+})
+
+test('sequential workflow of two agents: agent spans nest and the first closes when the second starts', async () => {
+  const first = agent('first', ['one'])
+  const second = agent('second', [call('add', { a: 2, b: 2 }), 'four'], { tools: [addTool()] })
+  const seq = new SequentialAgent({ name: 'pipeline', description: 'two steps', subAgents: [first, second] })
+  const { tracing, runner } = traced(seq)
+  await runOnce(runner)
+  const spans = tracing.getFinishedSpans()
+  const root = rootOf(spans)
+  assert.equal(root.name, 'invoke_agent pipeline')
+  // the root and the root agent's own span share the name
+  const pipelines = byName(spans, 'invoke_agent pipeline')
+  assert.equal(pipelines.length, 2)
+  const pipeAgent = pipelines.find((s) => s.parentSpanId === root.spanId)
+  assert.ok(pipeAgent)
+  const a = one(spans, 'invoke_agent first')
+  const b = one(spans, 'invoke_agent second')
+  assert.equal(a.parentSpanId, pipeAgent.spanId)
+  assert.equal(b.parentSpanId, pipeAgent.spanId)
+  const chats = byName(spans, 'chat scripted-model')
+  assert.equal(chats.length, 3)
+  assert.equal(chats[0].parentSpanId, a.spanId)
+  assert.equal(chats[1].parentSpanId, b.spanId)
+  assert.equal(one(spans, 'execute_tool add').parentSpanId, b.spanId)
+  // 'first' demonstrably finished when 'second' became active
+  assert.ok(spans.indexOf(a) < spans.indexOf(chats[1]))
+  assert.ok(a.endTimeUnixNano <= chats[1].startTimeUnixNano)
+  assert.equal(spans.at(-1), root)
+  assert.equal(tracing.openInvocationCount, 0)
+})
+
+test('an ADK 2.0.0 Workflow root is traced under a root named invoke_agent', async () => {
+  const inner = agent('calc', [call('add', { a: 1, b: 1 }), 'two'], { tools: [addTool()] })
+  const wf = new Workflow({ name: 'wf', edges: [[START, inner]] })
+  const { tracing, runner } = traced(wf)
+  const { events } = await runOnce(runner)
+  assert.ok(events.length > 0)
+  const spans = tracing.getFinishedSpans()
+  const root = rootOf(spans)
+  assert.equal(root.name, 'invoke_agent')
+  const calc = one(spans, 'invoke_agent calc')
+  assert.equal(calc.parentSpanId, root.spanId)
+  assert.equal(byName(spans, 'chat scripted-model').length, 2)
+  assert.equal(one(spans, 'execute_tool add').parentSpanId, calc.spanId)
+  assert.equal(tracing.openInvocationCount, 0)
+})
