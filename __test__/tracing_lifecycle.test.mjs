@@ -1,0 +1,170 @@
+// Finishing invocations: breaks, runGuarded, early throws, idempotence,
+// shutdown, the open-invocation cap (tracing.md "End of an invocation").
+import test from 'node:test'
+import assert from 'node:assert/strict'
+import { runGuarded } from '../index.js'
+import { call, runOnce } from './helpers/scripted_llm.mjs'
+import { agent, addTool, traced, rootOf, newSession, request, plugin, byName } from './helpers/tracing_helpers.mjs'
+
+const INTERRUPTED = 'weave.google_adk.interrupted'
+
+function toolAgent() {
+  return agent('calc', [call('add', { a: 1, b: 2 }), 'three'], { tools: [addTool()] })
+}
+
+test('a consumer break is closed by finishInterruptedInvocation, idempotently', async () => {
+  const { tracing, runner } = traced(toolAgent())
+  const sid = await newSession(runner)
+  let invocationId
+  for await (const ev of runner.runAsync(request(sid))) {
+    invocationId = ev.invocationId
+    break // after the model's function call, before the tool ran
+  }
+  assert.equal(tracing.openInvocationCount, 1)
+  const before = tracing.getFinishedSpans().length
+  assert.equal(tracing.finishInterruptedInvocation(invocationId), undefined)
+  assert.equal(tracing.openInvocationCount, 0)
+  const spans = tracing.getFinishedSpans()
+  const root = rootOf(spans)
+  assert.equal(root.attributes[INTERRUPTED], true)
+  const agentSpan = spans.find((s) => s.name === 'invoke_agent calc' && s.parentSpanId === root.spanId)
+  assert.equal(agentSpan.attributes[INTERRUPTED], undefined, 'agent spans never get the flag')
+  assert.ok(spans.length > before)
+  assert.equal(spans.at(-1), root)
+  // idempotent, unknown ids and non-strings are ignored
+  tracing.finishInterruptedInvocation(invocationId)
+  tracing.finishInterruptedInvocation('no-such-id')
+  tracing.finishInterruptedInvocation(42)
+  tracing.finishInterruptedInvocation(undefined)
+  tracing.finishInterruptedInvocation({ toString() { throw new Error('x') } })
+  assert.equal(tracing.getFinishedSpans().length, spans.length)
+})
+
+test('open model and tool spans end flagged interrupted', async () => {
+  let release
+  const gate = new Promise((r) => (release = r))
+  const slow = agent('slow', [async () => { await gate; return 'late' }])
+  const { tracing, runner } = traced(slow)
+  const sid = await newSession(runner)
+  const it = runner.runAsync(request(sid))
+  const pending = it.next()
+  // wait until the model call is in flight
+  while (tracing.openInvocationCount === 0) await new Promise((r) => setImmediate(r))
+  await new Promise((r) => setTimeout(r, 20))
+  const invocationId = (await runner.sessionService.getSession({ appName: 'app', userId: 'u', sessionId: sid })).events[0]?.invocationId
+  assert.ok(invocationId)
+  tracing.finishInterruptedInvocation(invocationId)
+  const spans = tracing.getFinishedSpans()
+  const chat = spans.find((s) => s.name === 'chat scripted-model')
+  assert.equal(chat.attributes[INTERRUPTED], true)
+  assert.equal(rootOf(spans).attributes[INTERRUPTED], true)
+  release()
+  await pending
+  await it.return()
+  // late callbacks of a finished invocation open nothing new
+  assert.equal(tracing.openInvocationCount, 0)
+  assert.equal(tracing.getFinishedSpans().length, spans.length)
+})
+
+test('runGuarded closes a consumer break', async () => {
+  const { tracing, runner } = traced(toolAgent())
+  const sid = await newSession(runner)
+  for await (const ev of runGuarded(runner, request(sid))) {
+    void ev
+    break
+  }
+  assert.equal(tracing.openInvocationCount, 0)
+  assert.equal(rootOf(tracing.getFinishedSpans()).attributes[INTERRUPTED], true)
+})
+
+test('runGuarded closes a run that throws before its first event', async () => {
+  const thrower = plugin('thrower', {
+    beforeRunCallback: async () => {
+      throw new Error('no runs today')
+    },
+  })
+  const { tracing, runner } = traced(toolAgent(), { plugins: [thrower] })
+  const sid = await newSession(runner)
+  await assert.rejects(async () => {
+    for await (const ev of runGuarded(runner, request(sid))) void ev
+  }, /no runs today/)
+  assert.equal(tracing.openInvocationCount, 0)
+  const spans = tracing.getFinishedSpans()
+  assert.equal(spans.length, 1)
+  assert.equal(spans[0].name, 'invoke_agent calc')
+  assert.equal(spans[0].attributes[INTERRUPTED], true)
+})
+
+test('a drained run is a normal end; finishing again changes nothing', async () => {
+  const { tracing, runner } = traced(toolAgent())
+  const { events } = await runOnce(runner)
+  const spans = tracing.getFinishedSpans()
+  tracing.finishInterruptedInvocation(events[0].invocationId)
+  assert.equal(tracing.getFinishedSpans().length, spans.length)
+  assert.equal(rootOf(spans).attributes[INTERRUPTED], undefined)
+  assert.ok(spans.every((s) => s.attributes[INTERRUPTED] === undefined))
+})
+
+test('runGuarded over a drained run leaves the spans as they were', async () => {
+  const { tracing, runner } = traced(toolAgent())
+  const sid = await newSession(runner)
+  const seen = []
+  for await (const ev of runGuarded(runner, request(sid))) seen.push(ev)
+  assert.ok(seen.length >= 3)
+  assert.equal(tracing.openInvocationCount, 0)
+  assert.equal(rootOf(tracing.getFinishedSpans()).attributes[INTERRUPTED], undefined)
+})
+
+test('maxOpenInvocations: past the cap the oldest is finished as interrupted', async () => {
+  const { tracing, runner } = traced(agent('a', [call('add', { a: 1, b: 1 }), call('add', { a: 1, b: 1 }), call('add', { a: 1, b: 1 })], { tools: [addTool()] }), { maxOpenInvocations: 2 })
+  const ids = []
+  for (let i = 0; i < 3; i++) {
+    const sid = await newSession(runner)
+    for await (const ev of runner.runAsync(request(sid))) {
+      ids.push(ev.invocationId)
+      break
+    }
+  }
+  assert.equal(tracing.openInvocationCount, 2)
+  const roots = tracing.getFinishedSpans().filter((s) => s.parentSpanId === undefined)
+  assert.equal(roots.length, 1)
+  assert.equal(roots[0].attributes['weave.google_adk.invocation_id'], ids[0])
+  assert.equal(roots[0].attributes[INTERRUPTED], true)
+  for (const id of ids) tracing.finishInterruptedInvocation(id)
+  assert.equal(tracing.openInvocationCount, 0)
+})
+
+test('shutdown finishes open invocations, later callbacks are no-ops, spans stay readable', async () => {
+  const { tracing, runner } = traced(toolAgent())
+  const sid = await newSession(runner)
+  for await (const ev of runner.runAsync(request(sid))) {
+    void ev
+    break
+  }
+  assert.equal(await tracing.forceFlush(), undefined)
+  const p1 = tracing.shutdown()
+  assert.ok(p1 instanceof Promise)
+  assert.equal(await p1, undefined)
+  assert.equal(await tracing.shutdown(), undefined)
+  assert.equal(tracing.openInvocationCount, 0)
+  const spans = tracing.getFinishedSpans()
+  assert.equal(rootOf(spans).attributes[INTERRUPTED], true)
+  await runOnce(runner)
+  assert.equal(tracing.getFinishedSpans().length, spans.length)
+  assert.equal(tracing.openInvocationCount, 0)
+  assert.equal(await tracing.forceFlush(), undefined)
+  assert.equal(tracing.droppedSpanCount, 0)
+})
+
+test('agent callbacks, when dispatched, open and end agent spans', async () => {
+  const { tracing } = traced(agent('a', []))
+  const ic = { invocationId: 'inv-agent-cb', session: { id: 's', appName: 'app', userId: 'u' } }
+  const ctx = { invocationContext: ic, get agentName() { return 'a' } }
+  await tracing.beforeRunCallback({ invocationContext: ic })
+  await tracing.beforeAgentCallback({ agent: { name: 'loopy' }, callbackContext: ctx })
+  await tracing.afterAgentCallback({ agent: { name: 'loopy' }, callbackContext: ctx })
+  await tracing.beforeAgentCallback({ agent: { name: 'loopy' }, callbackContext: ctx })
+  await tracing.afterRunCallback({ invocationContext: ic })
+  const loops = byName(tracing.getFinishedSpans(), 'invoke_agent loopy')
+  assert.equal(loops.length, 2, 'a re-run opens a fresh span')
+})
