@@ -1,0 +1,70 @@
+// Content capture, provider and attribute-length rules (tracing.md
+// "Attributes"). Runs in its own process: it changes process.env.
+import test from 'node:test'
+import assert from 'node:assert/strict'
+import { call, runOnce } from './helpers/scripted_llm.mjs'
+import { agent, addTool, traced, rootOf } from './helpers/tracing_helpers.mjs'
+
+const CAPTURED = ['gen_ai.input.messages', 'gen_ai.output.messages', 'gen_ai.system_instructions', 'gen_ai.tool.call.arguments', 'gen_ai.tool.call.result']
+
+async function spansWith(env, options = {}) {
+  const saved = {}
+  for (const [k, v] of Object.entries(env)) {
+    saved[k] = process.env[k]
+    if (v === undefined) delete process.env[k]
+    else process.env[k] = v
+  }
+  try {
+    const root = agent('calc', [call('add', { a: 1, b: 2 }), 'three'], { tools: [addTool()], instruction: 'x' })
+    const { tracing, runner } = traced(root, options)
+    await runOnce(runner, 'add them please')
+    return tracing.getFinishedSpans()
+  } finally {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k]
+      else process.env[k] = v
+    }
+  }
+}
+
+function captured(spans) {
+  return spans.flatMap((s) => CAPTURED.filter((k) => k in s.attributes))
+}
+
+const CAPTURE = 'ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS'
+
+test('capture: unset or empty means on; only exactly true or 1 otherwise', async () => {
+  for (const value of [undefined, '', 'true', '1']) {
+    const spans = await spansWith({ [CAPTURE]: value })
+    assert.deepEqual(new Set(captured(spans)), new Set(CAPTURED), `env ${JSON.stringify(value)}`)
+  }
+  for (const value of ['false', '0', 'TRUE', 'True', 'yes', ' 1']) {
+    const spans = await spansWith({ [CAPTURE]: value })
+    assert.deepEqual(captured(spans), [], `env ${JSON.stringify(value)}`)
+    // not gated: tool definitions and the rest stay
+    assert.ok(spans.some((s) => 'gen_ai.tool.definitions' in s.attributes))
+    assert.equal(rootOf(spans).attributes['gen_ai.output.type'], undefined)
+  }
+})
+
+test('the captureContent option beats the environment', async () => {
+  assert.deepEqual(captured(await spansWith({ [CAPTURE]: 'true' }, { captureContent: false })), [])
+  assert.equal(new Set(captured(await spansWith({ [CAPTURE]: 'false' }, { captureContent: true }))).size, CAPTURED.length)
+})
+
+test('provider: vertex_ai iff GOOGLE_GENAI_USE_VERTEXAI lowercased is true', async () => {
+  for (const [value, want] of [['true', 'vertex_ai'], ['TRUE', 'vertex_ai'], ['True', 'vertex_ai'], ['1', 'gemini'], [undefined, 'gemini'], ['false', 'gemini']]) {
+    const spans = await spansWith({ GOOGLE_GENAI_USE_VERTEXAI: value })
+    for (const s of spans) assert.equal(s.attributes['gen_ai.provider.name'], want, `env ${value} on ${s.name}`)
+  }
+})
+
+test('OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT truncates attribute values', async () => {
+  const spans = await spansWith({ OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: '12' })
+  const root = rootOf(spans)
+  assert.equal(root.attributes['gen_ai.input.messages'].length, 12)
+  const chat = spans.find((s) => s.name === 'chat scripted-model')
+  assert.equal(chat.attributes['gen_ai.tool.definitions'].length, 12)
+  const untruncated = await spansWith({ OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: undefined })
+  assert.ok(rootOf(untruncated).attributes['gen_ai.input.messages'].length > 12)
+})

@@ -1,0 +1,154 @@
+// Tracing never throws into a run: every callback resolves to undefined
+// whatever it is given; options errors are thrown at construction; foreign
+// values are made JSON-safe.
+import test from 'node:test'
+import assert from 'node:assert/strict'
+import { TracingPlugin } from '../index.js'
+import { CALLBACK_NAMES } from '../lib/plugin_shell.js'
+import { safeJson } from '../lib/tracing/json.js'
+
+const throwing = new Proxy({}, { get() { throw new Error('hostile getter') } })
+
+function cyclic() {
+  const o = { big: 10n ** 20n, list: [1n] }
+  o.self = o
+  o.list.push(o)
+  return o
+}
+
+function contexts(invocationId) {
+  const ic = { invocationId, session: { id: 's', appName: 'app', userId: 'u' }, agent: undefined }
+  return [
+    { invocationContext: ic, get agentName() { throw new Error('no agent') }, functionCallId: 'c1' },
+    { invocationContext: ic, agentName: 'a', functionCallId: 42 },
+    { invocationContext: null },
+    { invocationContext: throwing },
+    throwing,
+    null,
+    undefined,
+    42,
+  ]
+}
+
+function garbageParams(invocationId) {
+  const out = [undefined, null, {}, 'str', 0, throwing]
+  for (const ctx of contexts(invocationId)) {
+    const ic = ctx === throwing ? throwing : ctx?.invocationContext
+    out.push({
+      invocationContext: ic,
+      callbackContext: ctx,
+      toolContext: ctx,
+      agent: { get name() { throw new Error('x') } },
+      tool: { name: 'tool', get description() { throw new Error('x') } },
+      toolArgs: cyclic(),
+      result: cyclic(),
+      error: Math.random() > 2 ? null : { name: 5, message: cyclic() },
+      userMessage: { role: 'user', parts: [{ text: 'hi', extra: cyclic() }] },
+      llmRequest: { model: 7, contents: [cyclic(), null, 5n], config: { temperature: 'hot', tools: cyclic(), systemInstruction: cyclic() } },
+      llmResponse: { partial: 'no', content: cyclic(), usageMetadata: cyclic(), errorCode: 5n },
+      event: { invocationId, author: throwing, content: { parts: [{ functionResponse: cyclic() }, null, { functionResponse: { id: 'c1', name: 'tool', response: cyclic() } }] }, errorCode: cyclic() },
+    })
+  }
+  return out
+}
+
+test('all 17 callbacks resolve to undefined on garbage input and never throw', async () => {
+  const warnings = []
+  const onWarning = (w) => warnings.push(w)
+  process.on('warning', onWarning)
+  try {
+    const tracing = new TracingPlugin({ exporter: 'memory' })
+    assert.equal(CALLBACK_NAMES.length, 17)
+    for (const name of CALLBACK_NAMES) {
+      for (const params of garbageParams('garbage-1')) {
+        let result
+        assert.doesNotThrow(() => {
+          result = tracing[name](params)
+        }, name)
+        assert.ok(result instanceof Promise, `${name} returns a Promise`)
+        assert.equal(await result, undefined, name)
+      }
+    }
+    tracing.finishInterruptedInvocation('garbage-1')
+    assert.equal(tracing.openInvocationCount, 0)
+    // the garbage still produced readable spans
+    for (const s of tracing.getFinishedSpans()) {
+      assert.equal(typeof s.name, 'string')
+      for (const v of Object.values(s.attributes)) assert.ok(['string', 'number', 'boolean'].includes(typeof v) || Array.isArray(v))
+    }
+  } finally {
+    await new Promise((r) => setImmediate(r))
+    process.off('warning', onWarning)
+  }
+})
+
+test('JSON safety: BigInt as decimal, only true cycles are [Circular], shared refs kept', () => {
+  const shared = { k: 1 }
+  const o = { a: shared, b: shared, n: 12345678901234567890n, f() {}, u: undefined }
+  o.me = o
+  const parsed = JSON.parse(safeJson(o))
+  assert.deepEqual(parsed, { a: { k: 1 }, b: { k: 1 }, n: '12345678901234567890', me: '[Circular]' })
+  assert.deepEqual(JSON.parse(safeJson([shared, shared, [1n]])), [{ k: 1 }, { k: 1 }, ['1']])
+  const bad = { get boom() { throw new Error('x') }, ok: 1, big: 1n }
+  assert.deepEqual(JSON.parse(safeJson(bad)), { boom: null, ok: 1, big: '1' })
+  const badJson = { toJSON() { throw new Error('x') } }
+  assert.equal(safeJson({ v: badJson, w: 2n }), '{"v":null,"w":"2"}')
+})
+
+test('tool arguments with BigInt, cycles and shared references reach the span safely', async () => {
+  const tracing = new TracingPlugin({ exporter: 'memory', captureContent: true })
+  const ic = { invocationId: 'json-1', session: { id: 's', appName: 'app', userId: 'u' } }
+  const ctx = { invocationContext: ic, agentName: 'a', functionCallId: 'c1' }
+  const shared = { x: 1 }
+  const args = { n: 2n ** 70n, s1: shared, s2: shared }
+  args.loop = args
+  await tracing.beforeRunCallback({ invocationContext: ic })
+  await tracing.beforeToolCallback({ tool: { name: 't' }, toolArgs: args, toolContext: ctx })
+  tracing.finishInterruptedInvocation('json-1')
+  const tool = tracing.getFinishedSpans().find((s) => s.name === 'execute_tool t')
+  assert.deepEqual(JSON.parse(tool.attributes['gen_ai.tool.call.arguments']), {
+    n: (2n ** 70n).toString(),
+    s1: { x: 1 },
+    s2: { x: 1 },
+    loop: '[Circular]',
+  })
+  assert.equal(tool.attributes['weave.google_adk.interrupted'], true)
+})
+
+test('construction: option errors are TypeErrors; exporters none and memory work', () => {
+  assert.throws(() => new TracingPlugin({ exporter: 'bogus' }), TypeError)
+  assert.throws(() => new TracingPlugin({ captureContent: 'yes' }), TypeError)
+  assert.throws(() => new TracingPlugin({ maxOpenInvocations: 0 }), TypeError)
+  assert.throws(() => new TracingPlugin({ maxOpenInvocations: 1.5 }), TypeError)
+  assert.throws(() => new TracingPlugin({ exitFlushTimeoutMillis: -1 }), TypeError)
+  assert.throws(() => new TracingPlugin({ headers: { a: 1 } }), TypeError)
+  assert.throws(() => new TracingPlugin(null), TypeError)
+  const none = new TracingPlugin({ exporter: 'none', name: 'n' })
+  assert.equal(none.name, 'n')
+  assert.deepEqual(none.getFinishedSpans(), [])
+  assert.equal(none.openInvocationCount, 0)
+  assert.equal(none.droppedSpanCount, 0)
+  const memory = new TracingPlugin({ exporter: 'memory', captureContent: false })
+  assert.equal(memory.name, 'tracing_plugin')
+  for (const name of CALLBACK_NAMES) assert.equal(typeof memory[name], 'function')
+  assert.equal(typeof memory.beforeNodeCallback, 'function')
+  assert.equal(typeof memory.afterNodeCallback, 'function')
+})
+
+test('no exporter configured: one warning per process saying how to configure', async () => {
+  const saved = { ...process.env }
+  for (const k of Object.keys(process.env)) if (k.startsWith('OTEL_')) delete process.env[k]
+  const warnings = []
+  const onWarning = (w) => warnings.push(w)
+  process.on('warning', onWarning)
+  try {
+    new TracingPlugin({ name: 'w1' })
+    new TracingPlugin({ name: 'w2' })
+    await new Promise((r) => setImmediate(r))
+    const ours = warnings.filter((w) => w.name === 'TracingPluginWarning' && w.code === 'ADK_TRACING_NO_EXPORTER')
+    assert.equal(ours.length, 1)
+  } finally {
+    process.off('warning', onWarning)
+    Object.assign(process.env, saved)
+  }
+})
