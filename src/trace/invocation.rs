@@ -193,18 +193,21 @@ impl Invocation {
             })
     }
 
-    /// Index of the tool span a function response (`id`, `name`) ends.
+    /// Index of the tool span a function response (`id`, `name`) ends. The
+    /// span's afterToolCallback may never have come (another plugin stopped
+    /// the chain before this one): the response ends it all the same.
     pub fn find_tool_for_response(&self, id: &str, name: &str) -> Option<usize> {
+        let unkeyed = |t: &ToolSpan| {
+            !t.keyed && t.tool == name && (t.call_id.is_none() || t.call_id.as_deref() == Some(id))
+        };
         self.tools
             .iter()
-            .position(|t| t.keyed && t.callbacks_done && t.call_id.as_deref() == Some(id))
+            .position(|t| t.keyed && t.call_id.as_deref() == Some(id))
             .or_else(|| {
-                self.tools.iter().position(|t| {
-                    !t.keyed
-                        && t.callbacks_done
-                        && t.tool == name
-                        && (t.call_id.is_none() || t.call_id.as_deref() == Some(id))
-                })
+                self.tools
+                    .iter()
+                    .position(|t| unkeyed(t) && t.callbacks_done)
             })
+            .or_else(|| self.tools.iter().position(unkeyed))
     }
 }

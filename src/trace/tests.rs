@@ -321,3 +321,14 @@ fn capture_off_writes_no_content() {
     );
     assert_eq!(str_attr(&spans[1], "gen_ai.agent.name").unwrap(), "roo");
 }
+
+#[test]
+fn a_response_ends_a_tool_span_whose_after_callback_never_came() {
+    let (mut t, sink) = tracer();
+    start(&mut t, "i1", vec![agent("a", None, false)]);
+    t.before_tool("i1", Some("a"), "f", Some("c1"), None);
+    t.on_event("i1", response("c1", "f", r#"{"r":1}"#));
+    assert_eq!(sink.spans().len(), 1);
+    assert!(sink.spans()[0].attribute(INTERRUPTED).is_none());
+    t.finish("i1", false);
+}
