@@ -27,15 +27,27 @@ function problem(kind, error) {
 
 // ---- the process-wide exit path -------------------------------------------
 const live = new Set() // WeakRefs of live plugins
+// Plugins with open invocations are held strongly: a plugin only reachable
+// from a finished module scope may be collected before exit, and its
+// dangling spans with it.
+const pinned = new Set()
 let exitHooked = false
 
 function eachLive(fn) {
+  for (const plugin of pinned) {
+    try {
+      fn(plugin)
+    } catch {
+      // Exit must go on for the other plugins.
+    }
+  }
   for (const ref of live) {
     const plugin = ref.deref()
     if (plugin === undefined) {
       live.delete(ref)
       continue
     }
+    if (pinned.has(plugin)) continue
     try {
       fn(plugin)
     } catch {
@@ -253,6 +265,7 @@ class TracingPlugin {
     const id = ic?.invocationId
     if (typeof id !== 'string') return
     noteInvocationStarted(id)
+    pinned.add(this)
     const capture = (this._capture = this._captureOption ?? envCapture())
     const agent = ic.agent
     const root = rootOf(agent)
@@ -320,7 +333,10 @@ class TracingPlugin {
     if (this._stopped) return PASS
     try {
       const id = params?.invocationContext?.invocationId
-      if (typeof id === 'string') this._native.finish(id, false)
+      if (typeof id === 'string') {
+        this._native.finish(id, false)
+        this._unpinIfIdle()
+      }
     } catch (e) {
       problem('afterRunCallback', e)
     }
@@ -465,9 +481,14 @@ class TracingPlugin {
     if (typeof invocationId !== 'string') return
     try {
       this._native.finish(invocationId, true)
+      this._unpinIfIdle()
     } catch (e) {
       problem('finishInterruptedInvocation', e)
     }
+  }
+
+  _unpinIfIdle() {
+    if (this._native.openInvocationCount === 0) pinned.delete(this)
   }
 
   forceFlush() {
@@ -486,6 +507,7 @@ class TracingPlugin {
   shutdown() {
     if (this._shutdownPromise) return this._shutdownPromise
     this._stopped = true
+    pinned.delete(this)
     try {
       this._shutdownPromise = this._native.shutdown().then(
         () => undefined,
@@ -517,6 +539,7 @@ class TracingPlugin {
     if (this._stopped) return
     const native = this._native
     if (native.openInvocationCount > 0) native.finishAll(true)
+    pinned.delete(this)
     if (native.unflushedSpans > 0) native.forceFlush().catch(() => {})
   }
 

@@ -513,11 +513,18 @@ impl Tracer {
         // A model span that no afterModelCallback closed (another plugin's
         // cached beforeModelCallback response) ends with this event.
         let author = ev.author.as_deref().unwrap_or("");
-        let pos = inv
-            .models
-            .iter()
-            .position(|(a, _)| a == author)
-            .or(if inv.models.len() == 1 { Some(0) } else { None });
+        // The "only open model span" fallback is for spans whose agent was
+        // unknown; an event of another known agent (a parallel branch) must
+        // not close a span still waiting for its model.
+        let known_author = inv.tree.contains_key(author) || inv.agent_span_id(author).is_some();
+        let pos =
+            inv.models
+                .iter()
+                .position(|(a, _)| a == author)
+                .or(match inv.models.as_slice() {
+                    [(key, _)] if key.is_empty() || !known_author => Some(0),
+                    _ => None,
+                });
         if let Some(pos) = pos {
             let (_, mut span) = inv.models.remove(pos);
             if inv.capture {

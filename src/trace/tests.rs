@@ -332,3 +332,37 @@ fn a_response_ends_a_tool_span_whose_after_callback_never_came() {
     assert!(sink.spans()[0].attribute(INTERRUPTED).is_none());
     t.finish("i1", false);
 }
+
+#[test]
+fn an_event_of_a_parallel_agent_does_not_close_another_agents_model_span() {
+    let (mut t, sink) = tracer();
+    start(
+        &mut t,
+        "i1",
+        vec![
+            agent("par", None, false),
+            agent("a", Some("par"), false),
+            agent("b", Some("par"), false),
+        ],
+    );
+    t.before_model("i1", Some("a"), ModelRequest::default());
+    t.before_model("i1", Some("b"), ModelRequest::default());
+    t.after_model("i1", Some("b"), ModelResponse::default());
+    t.on_event(
+        "i1",
+        EventInfo {
+            author: Some("b".into()),
+            ..Default::default()
+        },
+    );
+    assert_eq!(sink.spans().len(), 1);
+    t.on_event(
+        "i1",
+        EventInfo {
+            author: Some("a".into()),
+            ..Default::default()
+        },
+    );
+    assert_eq!(sink.spans().len(), 2);
+    t.finish("i1", false);
+}
