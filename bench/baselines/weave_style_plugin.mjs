@@ -1,9 +1,10 @@
 // Comparator for the tracing benchmarks: a plain JavaScript ADK tracing
 // plugin on the OpenTelemetry JS SDK that does its work the way W&B Weave's
 // ADK plugin does — on the JavaScript thread, per model call: a JSON-safe
-// deep copy of the request (a sanitiser walking every object with a seen-set,
-// BigInt to string), conversion to GenAI message parts, JSON.stringify into
-// span attributes; spans go through a BatchSpanProcessor to an exporter.
+// deep copy of every payload (a JSON.stringify walk with a seen-set turning
+// BigInt to strings, parsed back), per part and again over the converted
+// GenAI messages, then JSON.stringify into span attributes; spans go through
+// a BatchSpanProcessor to an exporter.
 //
 // The exporter discards (the benchmark measures the callback path, not the
 // network), unless one is passed in. Written for this benchmark; not Weave's code.
@@ -29,59 +30,55 @@ export class DiscardingExporter {
 }
 
 /**
- * JSON-safe deep copy, reference-style: one seen-set for the whole walk, so a
- * shared (non-cyclic) object also becomes "[Circular]" the second time.
+ * JSON-safe deep copy, reference-style: a JSON.stringify walk whose replacer
+ * keeps one seen-set for the whole value (so a shared, non-cyclic object also
+ * becomes "[Circular]" the second time) and turns BigInt into digits, then
+ * JSON.parse back into plain data. Unserialisable input gives null.
  */
-export function toJsonSafe(value, seen = new WeakSet()) {
-  switch (typeof value) {
-    case 'bigint':
-      return value.toString();
-    case 'function':
-    case 'symbol':
-    case 'undefined':
-      return undefined;
-    case 'number':
-      return Number.isFinite(value) ? value : null;
-    case 'object':
-      break;
-    default:
-      return value;
+export function toJsonSafe(value) {
+  if (value == null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
+    return value ?? null;
   }
-  if (value === null) return null;
-  if (seen.has(value)) return '[Circular]';
-  seen.add(value);
-  if (Array.isArray(value)) return value.map((v) => toJsonSafe(v, seen) ?? null);
-  if (value instanceof Date) return value.toISOString();
-  if (ArrayBuffer.isView(value)) return `[${value.constructor.name} ${value.byteLength} bytes]`;
-  const out = {};
-  for (const key of Object.keys(value)) {
-    const v = toJsonSafe(value[key], seen);
-    if (v !== undefined) out[key] = v;
+  const seen = new WeakSet();
+  try {
+    const text = JSON.stringify(value, (_key, v) => {
+      if (typeof v === 'bigint') return v.toString();
+      if (v !== null && typeof v === 'object') {
+        if (seen.has(v)) return '[Circular]';
+        seen.add(v);
+      }
+      return v;
+    });
+    return text === undefined ? null : JSON.parse(text);
+  } catch {
+    return null;
   }
-  return out;
 }
+
+/** An attribute value: the JSON of the sanitised value. */
+const jsonAttr = (value) => JSON.stringify(toJsonSafe(value));
 
 function convertPart(part) {
   if (!part || typeof part !== 'object') return undefined;
   if (part.inlineData) return { type: 'blob', mime_type: part.inlineData.mimeType ?? '' };
   if (part.functionCall) {
     const fc = part.functionCall;
-    return { type: 'tool_call', id: fc.id ?? '', name: fc.name ?? '', arguments: fc.args ?? {} };
+    return { type: 'tool_call', id: fc.id ?? '', name: fc.name ?? '', arguments: toJsonSafe(fc.args ?? {}) };
   }
   if (part.functionResponse) {
     const fr = part.functionResponse;
-    return { type: 'tool_call_response', id: fr.id ?? '', response: fr.response ?? {} };
+    return { type: 'tool_call_response', id: fr.id ?? '', response: toJsonSafe(fr.response ?? {}) };
   }
-  if (typeof part.text === 'string') return { type: 'text', content: part.text };
+  if (part.text != null) return { type: 'text', content: String(part.text) };
   return undefined;
 }
 
 function convertRole(role, fallback) {
-  if (role === 'model') return 'assistant';
-  return role ?? fallback;
+  if (!role) return fallback;
+  return role === 'model' ? 'assistant' : role;
 }
 
-/** GenAI-convention messages from (already JSON-safe) Contents. */
+/** GenAI-convention messages from ADK Contents (payload values sanitised per part). */
 export function toInputMessages(contents) {
   return (contents ?? []).map((c) => ({
     role: convertRole(c?.role, ''),
@@ -90,14 +87,31 @@ export function toInputMessages(contents) {
 }
 
 function toOutputMessages(content, finishReason) {
-  if (!content) return [];
   return [
     {
       role: convertRole(content.role, 'assistant'),
       parts: (content.parts ?? []).map(convertPart).filter(Boolean),
-      finish_reason: (finishReason ?? 'stop').toLowerCase(),
+      finish_reason: finishReason == null ? '' : String(finishReason).toLowerCase(),
     },
   ];
+}
+
+function systemInstructionParts(si) {
+  if (si == null) return [];
+  if (typeof si === 'string') return [{ type: 'text', content: si }];
+  if (Array.isArray(si)) return si.flatMap(systemInstructionParts);
+  if (Array.isArray(si.parts)) return si.parts.map(convertPart).filter(Boolean);
+  const part = convertPart(si);
+  return part ? [part] : [];
+}
+
+// Read per call, as the reference does (users may flip them at run time).
+function captureFromEnv() {
+  const v = process.env.ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS || 'true';
+  return v === 'true' || v === '1';
+}
+function providerName() {
+  return (process.env.GOOGLE_GENAI_USE_VERTEXAI ?? '').toLowerCase() === 'true' ? 'vertex_ai' : 'gemini';
 }
 
 function agentNameOf(ctx) {
@@ -115,7 +129,6 @@ export class WeaveStylePlugin extends BasePlugin {
     this.provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(exporter)] });
     this.tracer = this.provider.getTracer('weave-style-adk');
     this.captureContent = captureContent;
-    this.provider_name = process.env.GOOGLE_GENAI_USE_VERTEXAI?.toLowerCase() === 'true' ? 'vertex_ai' : 'gemini';
     /** invocationId -> { root, agents: Map<name, span>, models: Map<name, span>, tools: Map<id, span> } */
     this.invocations = new Map();
   }
@@ -132,7 +145,7 @@ export class WeaveStylePlugin extends BasePlugin {
       const root = this.tracer.startSpan(agent?.name ? `invoke_agent ${agent.name}` : 'invoke_agent', {
         attributes: {
           'gen_ai.operation.name': 'invoke_agent',
-          'gen_ai.provider.name': this.provider_name,
+          'gen_ai.provider.name': providerName(),
           'gen_ai.agent.id': id,
           'gen_ai.agent.name': agent?.name ?? '',
           'gen_ai.agent.description': agent?.description ?? '',
@@ -163,8 +176,7 @@ export class WeaveStylePlugin extends BasePlugin {
   async beforeRunCallback({ invocationContext }) {
     const st = this.stateFor({ invocationId: invocationContext.invocationId, invocationContext });
     if (this.captureContent && invocationContext.userContent) {
-      const safe = toJsonSafe(invocationContext.userContent);
-      st.root.setAttribute('gen_ai.input.messages', JSON.stringify(toInputMessages([safe])));
+      st.root.setAttribute('gen_ai.input.messages', jsonAttr(toInputMessages([invocationContext.userContent])));
     }
     return undefined;
   }
@@ -172,34 +184,34 @@ export class WeaveStylePlugin extends BasePlugin {
   async beforeModelCallback({ callbackContext, llmRequest }) {
     const st = this.stateFor(callbackContext);
     const agent = this.agentSpan(st, callbackContext);
-    // The reference copies the whole request payload into a JSON-safe value
-    // first, then derives every attribute from the copy.
-    const payload = toJsonSafe({ model: llmRequest.model, contents: llmRequest.contents, config: llmRequest.config });
-    const config = payload.config ?? {};
-    const attributes = {
+    const model = llmRequest?.model ?? 'unknown';
+    const span = this.childOf(agent, `chat ${model}`, {
       'gen_ai.operation.name': 'chat',
-      'gen_ai.provider.name': this.provider_name,
-      'gen_ai.request.model': payload.model ?? 'unknown',
+      'gen_ai.provider.name': providerName(),
+      'gen_ai.request.model': model,
       'gen_ai.agent.name': agentNameOf(callbackContext),
-    };
-    if (config.temperature !== undefined) attributes['gen_ai.request.temperature'] = config.temperature;
-    if (config.topP !== undefined) attributes['gen_ai.request.top_p'] = config.topP;
-    if (config.maxOutputTokens !== undefined) attributes['gen_ai.request.max_tokens'] = config.maxOutputTokens;
-    const declarations = (config.tools ?? []).flatMap((t) => t.functionDeclarations ?? []);
-    if (declarations.length) {
-      attributes['gen_ai.tool.definitions'] = JSON.stringify(
-        declarations.map((d) => ({ name: d.name, description: d.description, parameters: d.parameters, type: 'function' })),
+    });
+    const config = llmRequest?.config;
+    if (config != null) {
+      if (config.temperature != null) span.setAttribute('gen_ai.request.temperature', config.temperature);
+      if (config.topP != null) span.setAttribute('gen_ai.request.top_p', config.topP);
+      if (config.maxOutputTokens != null) span.setAttribute('gen_ai.request.max_tokens', config.maxOutputTokens);
+      const definitions = (config.tools ?? []).flatMap((t) =>
+        (t?.functionDeclarations ?? []).map((d) => ({
+          name: d?.name ?? '',
+          description: d?.description ?? '',
+          parameters: toJsonSafe(d?.parameters ?? d?.parametersJsonSchema ?? null),
+          type: 'function',
+        })),
       );
+      if (definitions.length) span.setAttribute('gen_ai.tool.definitions', jsonAttr(definitions));
     }
-    if (this.captureContent) {
-      const si = config.systemInstruction;
-      if (si) {
-        const parts = typeof si === 'string' ? [{ type: 'text', content: si }] : (si.parts ?? []).map(convertPart).filter(Boolean);
-        attributes['gen_ai.system_instructions'] = JSON.stringify(parts);
-      }
-      attributes['gen_ai.input.messages'] = JSON.stringify(toInputMessages(payload.contents));
+    if (this.captureContent && captureFromEnv()) {
+      const instructions = systemInstructionParts(config?.systemInstruction);
+      if (instructions.length) span.setAttribute('gen_ai.system_instructions', jsonAttr(instructions));
+      const contents = Array.isArray(llmRequest?.contents) ? llmRequest.contents : [];
+      if (contents.length) span.setAttribute('gen_ai.input.messages', jsonAttr(toInputMessages(contents)));
     }
-    const span = this.childOf(agent, `chat ${payload.model ?? 'unknown'}`, attributes);
     st.models.set(agentNameOf(callbackContext), span);
     return undefined;
   }
@@ -211,22 +223,26 @@ export class WeaveStylePlugin extends BasePlugin {
     const span = st?.models.get(name);
     if (!span) return undefined;
     st.models.delete(name);
-    const safe = toJsonSafe(llmResponse);
-    if (safe.finishReason) span.setAttribute('gen_ai.response.finish_reasons', [safe.finishReason.toLowerCase()]);
-    if (this.captureContent && safe.content) {
-      span.setAttribute('gen_ai.output.messages', JSON.stringify(toOutputMessages(safe.content, safe.finishReason)));
-      span.setAttribute('gen_ai.output.type', 'text');
-    }
-    const u = safe.usageMetadata;
-    if (u) {
-      if (u.promptTokenCount !== undefined) span.setAttribute('gen_ai.usage.input_tokens', u.promptTokenCount);
-      if (u.candidatesTokenCount !== undefined) span.setAttribute('gen_ai.usage.output_tokens', u.candidatesTokenCount);
-      if (u.totalTokenCount !== undefined) span.setAttribute('gen_ai.usage.total_tokens', u.totalTokenCount);
-      if (u.thoughtsTokenCount !== undefined) span.setAttribute('gen_ai.usage.reasoning.output_tokens', u.thoughtsTokenCount);
-    }
-    if (safe.errorCode) {
-      span.setAttribute('error.type', String(safe.errorCode));
-      span.setStatus({ code: SpanStatusCode.ERROR, message: safe.errorMessage ?? String(safe.errorCode) });
+    if (llmResponse != null) {
+      if (llmResponse.finishReason) {
+        span.setAttribute('gen_ai.response.finish_reasons', [String(llmResponse.finishReason).toLowerCase()]);
+      }
+      if (this.captureContent && captureFromEnv() && llmResponse.content != null) {
+        span.setAttribute('gen_ai.output.messages', jsonAttr(toOutputMessages(llmResponse.content, llmResponse.finishReason)));
+        span.setAttribute('gen_ai.output.type', 'text');
+      }
+      const u = llmResponse.usageMetadata;
+      if (u != null) {
+        if (u.promptTokenCount != null) span.setAttribute('gen_ai.usage.input_tokens', u.promptTokenCount);
+        if (u.candidatesTokenCount != null) span.setAttribute('gen_ai.usage.output_tokens', u.candidatesTokenCount);
+        if (u.totalTokenCount != null) span.setAttribute('gen_ai.usage.total_tokens', u.totalTokenCount);
+        if (u.thoughtsTokenCount != null) span.setAttribute('gen_ai.usage.reasoning.output_tokens', u.thoughtsTokenCount);
+        if (u.cachedContentTokenCount != null) span.setAttribute('gen_ai.usage.cache_read.input_tokens', u.cachedContentTokenCount);
+      }
+      if (llmResponse.errorCode) {
+        span.setAttribute('error.type', String(llmResponse.errorCode));
+        span.setStatus({ code: SpanStatusCode.ERROR, message: llmResponse.errorMessage ?? String(llmResponse.errorCode) });
+      }
     }
     span.end();
     return undefined;
@@ -241,7 +257,7 @@ export class WeaveStylePlugin extends BasePlugin {
       'gen_ai.agent.name': agentNameOf(toolContext),
     };
     if (toolContext.functionCallId) attributes['gen_ai.tool.call.id'] = toolContext.functionCallId;
-    if (this.captureContent) attributes['gen_ai.tool.call.arguments'] = JSON.stringify(toJsonSafe(toolArgs));
+    if (this.captureContent) attributes['gen_ai.tool.call.arguments'] = jsonAttr(toolArgs ?? {});
     st.tools.set(toolContext.functionCallId, this.childOf(agent, `execute_tool ${tool.name}`, attributes));
     return undefined;
   }
@@ -251,7 +267,7 @@ export class WeaveStylePlugin extends BasePlugin {
     const span = st?.tools.get(toolContext.functionCallId);
     if (!span) return undefined;
     st.tools.delete(toolContext.functionCallId);
-    if (this.captureContent) span.setAttribute('gen_ai.tool.call.result', JSON.stringify(toJsonSafe(result)));
+    if (this.captureContent) span.setAttribute('gen_ai.tool.call.result', jsonAttr(result ?? null));
     span.end();
     return undefined;
   }
