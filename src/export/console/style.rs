@@ -1,11 +1,11 @@
 //! Small pure helpers of the console exporter: whether to colour, ANSI
 //! codes, human units, and width-aware truncation. No I/O.
 
-/// Whether console output gets ANSI colours, the way Node decides for its own
-/// console: `FORCE_COLOR` wins when set (`0`/`false` turn colour off, any
-/// other value, empty included, turns it on); otherwise a non-empty
-/// `NO_COLOR` (no-color.org) or `TERM=dumb` turns it off; otherwise colour
-/// iff stdout is a terminal. `env` looks a variable up.
+/// Whether console output gets ANSI colours. As in Node's own console,
+/// `FORCE_COLOR` wins when set (`0`/`false` turn colour off, any other value,
+/// empty included, turns it on); otherwise `NO_COLOR` set to a non-empty
+/// value (the no-color.org rule), `NODE_DISABLE_COLORS` or `TERM=dumb` turn it
+/// off; otherwise colour iff stdout is a terminal. `env` looks a variable up.
 pub fn color_enabled(stdout_is_tty: bool, env: &dyn Fn(&str) -> Option<String>) -> bool {
     if let Some(force) = env("FORCE_COLOR") {
         let force = force.trim().to_ascii_lowercase();
@@ -14,7 +14,7 @@ pub fn color_enabled(stdout_is_tty: bool, env: &dyn Fn(&str) -> Option<String>) 
     if env("NO_COLOR").is_some_and(|v| !v.is_empty()) {
         return false;
     }
-    if env("TERM").is_some_and(|t| t == "dumb") {
+    if env("NODE_DISABLE_COLORS").is_some() || env("TERM").is_some_and(|t| t == "dumb") {
         return false;
     }
     stdout_is_tty
@@ -158,6 +158,10 @@ mod tests {
         assert!(!color_enabled(true, &env_of(&[("NO_COLOR", "1")])));
         assert!(color_enabled(true, &env_of(&[("NO_COLOR", "")])));
         assert!(!color_enabled(true, &env_of(&[("TERM", "dumb")])));
+        assert!(!color_enabled(
+            true,
+            &env_of(&[("NODE_DISABLE_COLORS", "1")])
+        ));
     }
 
     #[test]
