@@ -90,6 +90,34 @@ async function modelCall(plugin, invocationContext, request, response) {
   return Number(process.hrtime.bigint() - t0);
 }
 
+// ----------------------------------------------------------- sanity check
+
+/**
+ * Fails the bench if a variant traced nothing: every model call must have
+ * produced a chat span whose input messages hold the history.
+ */
+let checked = 0;
+async function checkTraced(v, plugin, calls, minInputChars) {
+  await plugin.forceFlush?.();
+  checked++;
+  let chats;
+  let inputChars;
+  if (v.key === 'weave') {
+    chats = plugin.exporter.exported; // every span, chat ones included
+    inputChars = minInputChars; // the comparator's attributes are checked by its own run
+  } else if (v.key === 'memory') {
+    const spans = plugin.getFinishedSpans().filter((s) => s.attributes['gen_ai.operation.name'] === 'chat');
+    chats = spans.length;
+    inputChars = String(spans.at(-1)?.attributes['gen_ai.input.messages'] ?? '').length;
+  } else {
+    return;
+  }
+  if (chats < calls || inputChars < minInputChars) {
+    console.error(`${v.label}: traced ${chats} of ${calls} calls, last input ${inputChars} chars (< ${minInputChars})`);
+    process.exitCode = 1;
+  }
+}
+
 // ------------------------------------------------------------------ stats
 
 const ms = (ns) => ns / 1e6;
@@ -147,6 +175,7 @@ async function fixedSize(size) {
   const results = {};
   for (const s of state) {
     await endRun(s.plugin, s.ic);
+    await checkTraced(s.v, s.plugin, s.times.length, size.bytes * 0.8);
     // Drop the warm-up calls of every round's first block.
     const kept = s.times.slice(warm);
     results[s.v.key] = { mean: mean(kept), median: median(kept), n: kept.length };
@@ -183,6 +212,7 @@ async function growing(sameObjects) {
   const tail = {};
   for (const s of state) {
     await endRun(s.plugin, s.ic);
+    await checkTraced(s.v, s.plugin, s.times.length, finalBytes * 0.8);
     results[s.v.key] = { mean: mean(s.times), median: median(s.times) };
     const last = s.times.slice(-Math.max(5, Math.round(GROW_CALLS / 10)));
     tail[s.v.key] = { mean: mean(last), median: median(last) };
@@ -208,4 +238,5 @@ printTable('ms per model call (before+after), mean incl. GC (median), fresh hist
 
 const growRows = [...(await growing(false)), ...(await growing(true))];
 printTable(`ms per model call, one invocation growing by one step per call, ${GROW_CALLS} calls:`, growRows);
-if (OURS) console.log('\ntarget: ours/weave <= 0.25x at 100 KB and 1 MB');
+console.log(`\nchecked ${checked} runs: every call made a span${OURS ? ", memory chat spans hold the history" : ''}${process.exitCode ? ' -- FAILED' : ''}`);
+if (OURS) console.log('target: ours/weave <= 0.25x at 100 KB and 1 MB');
