@@ -131,7 +131,7 @@ const fmt = (x) => (x >= 10 ? x.toFixed(1) : x >= 1 ? x.toFixed(2) : x.toFixed(3
 function printTable(title, rows) {
   console.log(`\n${title}`);
   const head = ['history'.padEnd(18), ...VARIANTS.map((v) => v.label.padStart(24))];
-  if (OURS) head.push(...VARIANTS.slice(1).map((v) => `${v.key}/weave`.padStart(13)));
+  if (OURS) head.push(...VARIANTS.slice(1).map((v) => `${v.key}/weave`.padStart(15)));
   console.log(head.join(''));
   for (const row of rows) {
     const cells = [row.label.padEnd(18)];
@@ -141,7 +141,9 @@ function printTable(title, rows) {
     }
     if (OURS) {
       for (const v of VARIANTS.slice(1)) {
-        cells.push(`${(row.results[v.key].mean / row.results.weave.mean).toFixed(2)}x`.padStart(13));
+        const r = row.results[v.key];
+        const w = row.results.weave;
+        cells.push(`${(r.mean / w.mean).toFixed(2)}x (${(r.median / w.median).toFixed(2)}x)`.padStart(15));
       }
     }
     console.log(cells.join(''));
@@ -234,7 +236,7 @@ if (!OURS) {
 }
 const fixedRows = [];
 for (const size of SIZES) fixedRows.push(await fixedSize(size));
-printTable('ms per model call (before+after), mean incl. GC (median), fresh history copy per call:', fixedRows);
+printTable('ms per model call (before+after), mean incl. GC (median); ratios of means (of medians); fresh history copy per call:', fixedRows);
 
 const growRows = [...(await growing(false)), ...(await growing(true))];
 printTable(`ms per model call, one invocation growing by one step per call, ${GROW_CALLS} calls:`, growRows);
