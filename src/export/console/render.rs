@@ -1,13 +1,14 @@
 //! Turns one trace's spans into the indented tree a developer reads:
 //!
 //! ```text
-//! trace 0af7651916cd43dd8448eb211c80319c
-//! invoke_agent weather_app                          1.52 s
-//! └─ invoke_agent weather_agent                     1.50 s
-//!    ├─ chat gemini-2.5-flash                       412 ms  in 1234 out 56
-//!    ├─ execute_tool get_weather                   3.10 ms  ERROR retry 1
-//!    │    ValueError: city not found
-//!    └─ chat gemini-2.5-flash                       380 ms  in 1290 out 12
+//! trace ab000000000000000000000000000001
+//! invoke_agent weather_app                         1.52 s
+//! └─ invoke_agent weather_agent                    1.52 s
+//!    ├─ chat gemini-2.5-flash                      412 ms  in 1234 out 56
+//!    ├─ execute_tool get_weather                  3.00 ms  ERROR retry 1
+//!    │    ValueError: city not found: Atlantis
+//!    ├─ chat gemini-2.5-flash                      380 ms  in 1290 out 12
+//!    └─ execute_tool fetch_forecast                720 ms  interrupted
 //! ```
 //!
 //! Names fill a fixed column (cut with `…`), durations line up right-aligned,
