@@ -68,6 +68,8 @@ export interface NativeTracingOptions {
   resourceAttributes?: Array<Array<string>>
   batch?: NativeBatchOptions
   maxOpenInvocations?: number
+  /** `process.stdout.isTTY`, for the console exporter's colours. */
+  stdoutIsTty?: boolean
 }
 
 export declare function nativeVersion(): string

@@ -129,6 +129,7 @@ function nativeOptions(options) {
       exportTimeoutMillis: nonNegativeInt(batch.exportTimeoutMillis, 'batch.exportTimeoutMillis'),
     },
     maxOpenInvocations: nonNegativeInt(options.maxOpenInvocations, 'maxOpenInvocations', { positive: true }),
+    stdoutIsTty: process.stdout?.isTTY === true,
   }
 }
 

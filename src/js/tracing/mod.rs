@@ -50,6 +50,8 @@ pub struct NativeTracingOptions {
     pub resource_attributes: Option<Vec<Vec<String>>>,
     pub batch: Option<NativeBatchOptions>,
     pub max_open_invocations: Option<u32>,
+    /// `process.stdout.isTTY`, for the console exporter's colours.
+    pub stdout_is_tty: Option<bool>,
 }
 
 fn pairs(list: Option<Vec<Vec<String>>>) -> Option<Vec<(String, String)>> {
@@ -124,7 +126,7 @@ impl NativeTracer {
             Err(ConfigError::Type(m)) => return Err(Error::new(Status::InvalidArg, m)),
             Err(ConfigError::Plain(m)) => return Err(Error::new(Status::GenericFailure, m)),
         };
-        let s = sinks::sinks_for(choice);
+        let s = sinks::sinks_for(choice, options.stdout_is_tty.unwrap_or(false));
         Ok(NativeTracer {
             tracer: Tracer::new(s.sink, max_open),
             memory: s.memory,

@@ -1,11 +1,10 @@
-//! Picks the span sink for a resolved exporter choice. The console and OTLP
-//! sinks are wired here when they land; until then console uses a tiny
-//! stand-in and OTLP exports nothing.
+//! Picks the span sink for a resolved exporter choice. The OTLP sink is
+//! wired here when it lands; until then OTLP exports nothing.
 
 use crate::export::config::ExporterChoice;
+use crate::export::console::{color_enabled, ConsoleSink};
 use crate::export::memory::MemorySink;
 use crate::export::SpanSink;
-use crate::trace::ids::hex;
 use crate::trace::span::SpanData;
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,24 +28,8 @@ impl SpanSink for NoopSink {
     fn shutdown(&self, _timeout: Duration) {}
 }
 
-/// Stand-in for the console exporter: one line per ended span.
-pub struct LineSink;
-
-impl SpanSink for LineSink {
-    fn on_end(&self, span: SpanData) {
-        let ms = span
-            .end_time_unix_nano
-            .saturating_sub(span.start_time_unix_nano) as f64
-            / 1e6;
-        println!("[trace {}] {} ({ms:.1} ms)", hex(&span.trace_id), span.name);
-    }
-    fn force_flush(&self, _timeout: Duration) -> bool {
-        true
-    }
-    fn shutdown(&self, _timeout: Duration) {}
-}
-
-pub fn sinks_for(choice: ExporterChoice) -> Sinks {
+/// `stdout_is_tty` decides the console exporter's colours (with the env).
+pub fn sinks_for(choice: ExporterChoice, stdout_is_tty: bool) -> Sinks {
     match choice {
         ExporterChoice::Memory => {
             let memory = Arc::new(MemorySink::new());
@@ -57,7 +40,9 @@ pub fn sinks_for(choice: ExporterChoice) -> Sinks {
             }
         }
         ExporterChoice::Console => Sinks {
-            sink: Arc::new(LineSink),
+            sink: Arc::new(ConsoleSink::new(color_enabled(stdout_is_tty, &|k| {
+                std::env::var(k).ok()
+            }))),
             memory: None,
             warning: None,
         },
