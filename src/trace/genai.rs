@@ -22,7 +22,8 @@ pub enum MessageShape {
 /// A message attribute rendered on first use.
 #[derive(Debug)]
 pub struct DeferredMessages {
-    pub raw: String,
+    /// UTF-8 JSON text (validated when parsed, off the JavaScript thread).
+    pub raw: Vec<u8>,
     pub shape: MessageShape,
     pub limit: Option<usize>,
 }
@@ -45,9 +46,9 @@ pub fn truncate(s: String, limit: Option<usize>) -> String {
     }
 }
 
-pub fn render_messages(raw: &str, shape: &MessageShape) -> String {
+pub fn render_messages(raw: &[u8], shape: &MessageShape) -> String {
     // Unparseable input (should not happen: JavaScript made it) is `null`.
-    let value: Value = serde_json::from_str(raw).unwrap_or(Value::Null);
+    let value: Value = serde_json::from_slice(raw).unwrap_or(Value::Null);
     let out = match shape {
         MessageShape::InputList => {
             let list = match value {
@@ -177,7 +178,8 @@ mod tests {
             {"role":"model","parts":[{"functionCall":{"name":"f","args":{"a":1},"id":"c1"}},{"text":"t","thought":true},{"executableCode":{}}]},
             {"parts":[{"functionResponse":{"name":"f"}}]}]"#;
         let out: Value =
-            serde_json::from_str(&render_messages(raw, &MessageShape::InputList)).unwrap();
+            serde_json::from_str(&render_messages(raw.as_bytes(), &MessageShape::InputList))
+                .unwrap();
         assert_eq!(
             out,
             json!([
@@ -191,7 +193,7 @@ mod tests {
     #[test]
     fn output_has_finish_reason_and_default_role() {
         let out = render_messages(
-            r#"{"parts":[{"functionCall":{}}]}"#,
+            br#"{"parts":[{"functionCall":{}}]}"#,
             &MessageShape::OutputOne {
                 finish_reason: "stop".into(),
             },
@@ -205,10 +207,10 @@ mod tests {
 
     #[test]
     fn system_instructions_from_string_and_content() {
-        let s = render_messages(r#""be nice""#, &MessageShape::SystemInstructions);
+        let s = render_messages(br#""be nice""#, &MessageShape::SystemInstructions);
         assert_eq!(s, r#"[{"type":"text","content":"be nice"}]"#);
         let c = render_messages(
-            r#"{"role":"system","parts":[{"text":"a"}]}"#,
+            br#"{"role":"system","parts":[{"text":"a"}]}"#,
             &MessageShape::SystemInstructions,
         );
         assert_eq!(c, r#"[{"type":"text","content":"a"}]"#);
@@ -234,6 +236,6 @@ mod tests {
 
     #[test]
     fn garbage_is_null_safe() {
-        assert_eq!(render_messages("not json", &MessageShape::InputList), "[]");
+        assert_eq!(render_messages(b"not json", &MessageShape::InputList), "[]");
     }
 }

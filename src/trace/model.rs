@@ -58,8 +58,8 @@ pub struct ModelRequest {
     pub config_json: Option<String>,
     /// JSON of `config.systemInstruction` (captured runs only).
     pub system_json: Option<String>,
-    /// JSON array of `llmRequest.contents` (captured runs only).
-    pub contents_json: Option<String>,
+    /// UTF-8 JSON array of `llmRequest.contents` (captured runs only).
+    pub contents_json: Option<Vec<u8>>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -629,8 +629,12 @@ impl Tracer {
     }
 }
 
-fn deferred(raw: String, shape: MessageShape, limit: Option<usize>) -> AttributeValue {
-    AttributeValue::Deferred(Arc::new(DeferredMessages { raw, shape, limit }))
+fn deferred(raw: impl Into<Vec<u8>>, shape: MessageShape, limit: Option<usize>) -> AttributeValue {
+    AttributeValue::Deferred(Arc::new(DeferredMessages {
+        raw: raw.into(),
+        shape,
+        limit,
+    }))
 }
 
 /// Synthesises the agent span of `name` (parents first).

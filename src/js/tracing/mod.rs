@@ -227,6 +227,9 @@ impl NativeTracer {
         system_json: Option<String>,
         contents_json: Option<String>,
     ) {
+        // napi-rs's own String read measured faster than a one-pass read
+        // into a 3-bytes-per-unit buffer (0.3 vs 0.7 ms per MB).
+        let contents_json = contents_json.map(String::into_bytes);
         self.tracer.before_model(
             &invocation_id,
             opt_str(&agent),
