@@ -157,3 +157,13 @@ for (const order of ['before', 'after']) {
     }
   })
 }
+
+test('retry attributes do not depend on content capture', async () => {
+  const root = agent('a', [call('flaky', {}), 'gave up'], { tools: [flaky('thrown')] })
+  const { tracing, runner } = traced(root, { captureContent: false, plugins: [retryPlugin()] })
+  await runOnce(runner)
+  const [span] = byName(tracing.getFinishedSpans(), 'execute_tool flaky')
+  assert.equal(span.attributes['adk.retry.outcome'], 'retry')
+  assert.equal(span.attributes['adk.retry.count'], 1)
+  assert.equal(span.attributes['gen_ai.tool.call.arguments'], undefined)
+})

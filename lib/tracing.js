@@ -208,15 +208,31 @@ function usageOf(usage) {
   return out
 }
 
+const RETRY_RESPONSE_TYPE = 'ERROR_HANDLED_BY_REFLECT_AND_RETRY_PLUGIN'
+
+/** What the span model needs of a function response: all of it when
+ * captured (the tool result), else only a retry plugin response's fields. */
+function responseJson(response, capture) {
+  if (capture) return safeJson(response ?? {}) ?? '{}'
+  if (response === null || typeof response !== 'object' || response.response_type !== RETRY_RESPONSE_TYPE) return '{}'
+  return safeJson({
+    response_type: response.response_type,
+    error_type: response.error_type,
+    error_details: response.error_details,
+    retry_count: response.retry_count,
+    reflection_guidance: response.reflection_guidance,
+  }) ?? '{}'
+}
+
 /** Flat (id, name, response JSON) triples of an event's function responses. */
-function functionResponsesOf(content) {
+function functionResponsesOf(content, capture) {
   const parts = content?.parts
   if (!Array.isArray(parts)) return undefined
   let out
   for (const part of parts) {
     const fr = part?.functionResponse
     if (fr === null || typeof fr !== 'object') continue
-    ;(out ??= []).push(str(fr.id) ?? '', str(fr.name) ?? '', safeJson(fr.response ?? {}) ?? '{}')
+    ;(out ??= []).push(str(fr.id) ?? '', str(fr.name) ?? '', responseJson(fr.response, capture))
   }
   return out
 }
@@ -322,7 +338,7 @@ class TracingPlugin {
         event.errorCode == null ? undefined : String(event.errorCode),
         event.errorMessage == null ? undefined : String(event.errorMessage),
         this._capture && content != null ? safeJson(content) : undefined,
-        functionResponsesOf(content),
+        functionResponsesOf(content, this._capture),
       )
     } catch (e) {
       problem('onEventCallback', e)
