@@ -263,6 +263,8 @@ class TracingPlugin {
     this._capture = options.captureContent ?? envCapture()
     this._stopped = false
     this._shutdownPromise = undefined
+    this._lastStart = undefined
+    this._lastUserContent = undefined
     const warning = native.warning
     if (warning) warnOnce('NO_EXPORTER', warning)
     live.add(new WeakRef(this))
@@ -283,7 +285,13 @@ class TracingPlugin {
     if (typeof id !== 'string') return
     noteInvocationStarted(id)
     pinned.add(this)
-    const capture = (this._capture = this._captureOption ?? envCapture())
+    // beforeRunCallback follows onUserMessageCallback for the same run: the
+    // second call only adds what changed (a plugin may replace the message).
+    const again = this._lastStart === id
+    if (again && userContent === this._lastUserContent) return
+    this._lastStart = id
+    this._lastUserContent = userContent
+    const capture = again ? this._capture : (this._capture = this._captureOption ?? envCapture())
     const agent = ic.agent
     const root = rootOf(agent)
     const session = ic.session
