@@ -1,8 +1,11 @@
 //! The span model of TracingPlugin: invocations, the span tree, GenAI
 //! attributes and message JSON. Knows nothing of JavaScript.
 
+pub mod agents;
+pub mod attributes;
 pub mod genai;
 pub mod ids;
+pub mod inputs;
 pub mod invocation;
 pub mod model;
 pub mod retry_outcome;

@@ -2,94 +2,20 @@
 //! finished spans handed to a `SpanSink`. Every method is cheap and never
 //! panics on odd input; heavy JSON work is deferred (genai.rs).
 
-use super::genai::{tool_definitions, DeferredMessages, MessageShape};
+use super::agents::ensure_agent_in;
+use super::attributes::{apply_tool_outcome, config_attributes, deferred};
+use super::genai::MessageShape;
 use super::ids::IdGen;
-use super::invocation::{AgentInfo, Invocation, OpenSpan, ToolSpan, INTERRUPTED};
-use super::retry_outcome::{retry_details, RetryDetails};
+pub use super::inputs::*;
+use super::invocation::{Invocation, OpenSpan, ToolSpan, INTERRUPTED};
 use super::span::{AttributeValue, SpanData};
 use crate::export::SpanSink;
-use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 /// How many finished invocation ids are remembered so that late callbacks
 /// of a finished invocation do not open a new one.
 const RECENTLY_FINISHED: usize = 4096;
-
-/// Per-invocation settings read when the run starts.
-#[derive(Clone, Copy, Debug)]
-pub struct RunSettings {
-    pub capture: bool,
-    pub vertex: bool,
-    pub value_limit: Option<usize>,
-}
-
-impl Default for RunSettings {
-    fn default() -> Self {
-        RunSettings {
-            capture: true,
-            vertex: false,
-            value_limit: None,
-        }
-    }
-}
-
-/// What the JavaScript side knows when a run starts.
-#[derive(Clone, Debug, Default)]
-pub struct RunStart {
-    pub invocation_id: String,
-    pub session_id: Option<String>,
-    pub app_name: Option<String>,
-    pub user_id: Option<String>,
-    /// The root agent's name; `None` for a Workflow root.
-    pub root_name: Option<String>,
-    pub root_description: Option<String>,
-    pub agents: Vec<AgentInfo>,
-    /// JSON of the user's Content (captured runs only).
-    pub user_content: Option<String>,
-    pub settings: RunSettings,
-}
-
-/// A model request, as read on the JavaScript thread.
-#[derive(Clone, Debug, Default)]
-pub struct ModelRequest {
-    pub model: Option<String>,
-    /// JSON object of the generation config fields and `tools`.
-    pub config_json: Option<String>,
-    /// JSON of `config.systemInstruction` (captured runs only).
-    pub system_json: Option<String>,
-    /// UTF-8 JSON array of `llmRequest.contents` (captured runs only).
-    pub contents_json: Option<Vec<u8>>,
-}
-
-#[derive(Clone, Debug, Default)]
-pub struct ModelResponse {
-    pub partial: bool,
-    pub finish_reason: Option<String>,
-    /// prompt, candidates, total, thoughts, cachedContent token counts.
-    pub usage: [Option<i64>; 5],
-    pub error_code: Option<String>,
-    pub error_message: Option<String>,
-    pub content_json: Option<String>,
-}
-
-/// A function response found in an event: call id, tool name, response JSON.
-#[derive(Clone, Debug, Default)]
-pub struct FunctionResponse {
-    pub id: String,
-    pub name: String,
-    pub response_json: String,
-}
-
-#[derive(Clone, Debug, Default)]
-pub struct EventInfo {
-    pub author: Option<String>,
-    pub partial: bool,
-    pub error_code: Option<String>,
-    pub error_message: Option<String>,
-    pub content_json: Option<String>,
-    pub function_responses: Vec<FunctionResponse>,
-}
 
 pub struct Tracer {
     sink: Arc<dyn SpanSink>,
@@ -308,7 +234,7 @@ impl Tracer {
             span.set_str("gen_ai.agent.name", key.as_str(), limit);
         }
         if let Some(cfg) = req.config_json.as_deref() {
-            if let Ok(cfg) = serde_json::from_str::<Value>(cfg) {
+            if let Ok(cfg) = serde_json::from_str::<serde_json::Value>(cfg) {
                 config_attributes(&mut span, &cfg, limit);
             }
         }
@@ -626,175 +552,5 @@ impl Tracer {
         for id in ids {
             self.finish(&id, interrupted);
         }
-    }
-}
-
-fn deferred(raw: impl Into<Vec<u8>>, shape: MessageShape, limit: Option<usize>) -> AttributeValue {
-    AttributeValue::Deferred(Arc::new(DeferredMessages {
-        raw: raw.into(),
-        shape,
-        limit,
-    }))
-}
-
-/// Synthesises the agent span of `name` (parents first).
-fn ensure_agent_in(
-    inv: &mut Invocation,
-    ids: &mut IdGen,
-    name: &str,
-    depth: usize,
-    ended: &mut Vec<SpanData>,
-) -> [u8; 8] {
-    if let Some(id) = inv.agent_span_id(name) {
-        return id;
-    }
-    let info = inv.tree.get(name).cloned();
-    let parent_id = match &info {
-        _ if depth > 64 => inv.root.id,
-        Some(AgentInfo {
-            parent: Some(p), ..
-        }) if inv.tree.contains_key(p) => {
-            let p = p.clone();
-            close_finished_siblings(inv, &p, name, ended);
-            ensure_agent_in(inv, ids, &p, depth + 1, ended)
-        }
-        Some(_) => inv.root.id,
-        None => inv.innermost_open_tool().unwrap_or(inv.root.id),
-    };
-    let limit = inv.limit;
-    let mut span = OpenSpan::new(
-        ids.span_id(),
-        Some(parent_id),
-        format!("invoke_agent {name}"),
-        now_nanos(),
-    );
-    inv.common(&mut span, "invoke_agent");
-    span.set_str("gen_ai.agent.name", name, limit);
-    span.set_str("gen_ai.agent.id", inv.id.as_str(), limit);
-    if let Some(info) = info {
-        if let Some(d) = &info.description {
-            span.set_str("gen_ai.agent.description", d.as_str(), limit);
-        }
-        if let Some(m) = &info.model {
-            span.set_str("gen_ai.request.model", m.as_str(), limit);
-        }
-    }
-    let id = span.id;
-    inv.agents.push((name.to_string(), span));
-    id
-}
-
-/// In a sequential parent, a child becoming active means its open siblings
-/// finished: end their subtrees (children first) unless still busy.
-fn close_finished_siblings(
-    inv: &mut Invocation,
-    parent: &str,
-    active: &str,
-    ended: &mut Vec<SpanData>,
-) {
-    if !inv.tree.get(parent).is_some_and(|p| p.sequential) {
-        return;
-    }
-    let siblings: Vec<String> = inv
-        .agents
-        .iter()
-        .filter(|(n, _)| {
-            n != active && inv.tree.get(n).and_then(|i| i.parent.as_deref()) == Some(parent)
-        })
-        .map(|(n, _)| n.clone())
-        .collect();
-    for sib in siblings {
-        let subtree: Vec<String> = inv
-            .agents
-            .iter()
-            .filter(|(n, _)| inv.is_under(n, &sib))
-            .map(|(n, _)| n.clone())
-            .collect();
-        if subtree.iter().any(|n| inv.agent_busy(n)) {
-            continue;
-        }
-        let now = now_nanos();
-        let mut i = inv.agents.len();
-        while i > 0 {
-            i -= 1;
-            if subtree.contains(&inv.agents[i].0) {
-                let (_, span) = inv.agents.remove(i);
-                ended.push(span.finish(inv.trace_id, now));
-            }
-        }
-    }
-}
-
-fn config_attributes(span: &mut OpenSpan, cfg: &Value, limit: Option<usize>) {
-    const NUMBERS: [(&str, &str); 4] = [
-        ("temperature", "gen_ai.request.temperature"),
-        ("topP", "gen_ai.request.top_p"),
-        ("frequencyPenalty", "gen_ai.request.frequency_penalty"),
-        ("presencePenalty", "gen_ai.request.presence_penalty"),
-    ];
-    for (src, key) in NUMBERS {
-        if let Some(v) = cfg.get(src).and_then(Value::as_f64) {
-            span.set(key, AttributeValue::Double(v));
-        }
-    }
-    const INTS: [(&str, &str); 3] = [
-        ("maxOutputTokens", "gen_ai.request.max_tokens"),
-        ("seed", "gen_ai.request.seed"),
-        ("candidateCount", "gen_ai.request.choice.count"),
-    ];
-    for (src, key) in INTS {
-        match cfg.get(src) {
-            Some(Value::Number(n)) => {
-                if let Some(i) = n.as_i64() {
-                    span.set(key, AttributeValue::Int(i));
-                } else if let Some(f) = n.as_f64() {
-                    span.set(key, AttributeValue::Double(f));
-                }
-            }
-            _ => continue,
-        }
-    }
-    if let Some(stops) = cfg.get("stopSequences").and_then(Value::as_array) {
-        let list = stops
-            .iter()
-            .map(|s| match s {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            })
-            .collect();
-        span.set(
-            "gen_ai.request.stop_sequences",
-            AttributeValue::StringArray(list),
-        );
-    }
-    if let Some(defs) = cfg.get("tools").and_then(tool_definitions) {
-        span.set_str("gen_ai.tool.definitions", defs, limit);
-    }
-}
-
-fn apply_tool_outcome(t: &mut ToolSpan, response_json: &str, capture: bool, limit: Option<usize>) {
-    let parsed: Value = serde_json::from_str(response_json).unwrap_or(Value::Null);
-    if let Some(RetryDetails {
-        error_type,
-        details,
-        count,
-        outcome,
-    }) = retry_details(&parsed)
-    {
-        let message = match (&t.span.status.message, t.errored) {
-            (Some(m), true) => m.clone(),
-            _ => details,
-        };
-        t.span.error(&error_type, &message, limit);
-        t.span.set("adk.retry.count", AttributeValue::Int(count));
-        t.span.set(
-            "adk.retry.outcome",
-            AttributeValue::String(outcome.to_string()),
-        );
-        return;
-    }
-    if !t.errored && capture {
-        t.span
-            .set_str("gen_ai.tool.call.result", response_json.to_string(), limit);
     }
 }

@@ -1,0 +1,102 @@
+//! Attribute rules that need more than the span model's state: generation
+//! config, tool outcomes (retry-aware) and deferred message JSON.
+
+use super::genai::{tool_definitions, DeferredMessages, MessageShape};
+use super::invocation::{OpenSpan, ToolSpan};
+use super::retry_outcome::{retry_details, RetryDetails};
+use super::span::AttributeValue;
+use serde_json::Value;
+use std::sync::Arc;
+
+pub fn deferred(
+    raw: impl Into<Vec<u8>>,
+    shape: MessageShape,
+    limit: Option<usize>,
+) -> AttributeValue {
+    AttributeValue::Deferred(Arc::new(DeferredMessages {
+        raw: raw.into(),
+        shape,
+        limit,
+    }))
+}
+
+/// Request attributes from the generation config fields and `tools`.
+pub fn config_attributes(span: &mut OpenSpan, cfg: &Value, limit: Option<usize>) {
+    const NUMBERS: [(&str, &str); 4] = [
+        ("temperature", "gen_ai.request.temperature"),
+        ("topP", "gen_ai.request.top_p"),
+        ("frequencyPenalty", "gen_ai.request.frequency_penalty"),
+        ("presencePenalty", "gen_ai.request.presence_penalty"),
+    ];
+    for (src, key) in NUMBERS {
+        if let Some(v) = cfg.get(src).and_then(Value::as_f64) {
+            span.set(key, AttributeValue::Double(v));
+        }
+    }
+    const INTS: [(&str, &str); 3] = [
+        ("maxOutputTokens", "gen_ai.request.max_tokens"),
+        ("seed", "gen_ai.request.seed"),
+        ("candidateCount", "gen_ai.request.choice.count"),
+    ];
+    for (src, key) in INTS {
+        match cfg.get(src) {
+            Some(Value::Number(n)) => {
+                if let Some(i) = n.as_i64() {
+                    span.set(key, AttributeValue::Int(i));
+                } else if let Some(f) = n.as_f64() {
+                    span.set(key, AttributeValue::Double(f));
+                }
+            }
+            _ => continue,
+        }
+    }
+    if let Some(stops) = cfg.get("stopSequences").and_then(Value::as_array) {
+        let list = stops
+            .iter()
+            .map(|s| match s {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })
+            .collect();
+        span.set(
+            "gen_ai.request.stop_sequences",
+            AttributeValue::StringArray(list),
+        );
+    }
+    if let Some(defs) = cfg.get("tools").and_then(tool_definitions) {
+        span.set_str("gen_ai.tool.definitions", defs, limit);
+    }
+}
+
+/// A tool span's outcome from the function response the model will see.
+pub fn apply_tool_outcome(
+    t: &mut ToolSpan,
+    response_json: &str,
+    capture: bool,
+    limit: Option<usize>,
+) {
+    let parsed: Value = serde_json::from_str(response_json).unwrap_or(Value::Null);
+    if let Some(RetryDetails {
+        error_type,
+        details,
+        count,
+        outcome,
+    }) = retry_details(&parsed)
+    {
+        let message = match (&t.span.status.message, t.errored) {
+            (Some(m), true) => m.clone(),
+            _ => details,
+        };
+        t.span.error(&error_type, &message, limit);
+        t.span.set("adk.retry.count", AttributeValue::Int(count));
+        t.span.set(
+            "adk.retry.outcome",
+            AttributeValue::String(outcome.to_string()),
+        );
+        return;
+    }
+    if !t.errored && capture {
+        t.span
+            .set_str("gen_ai.tool.call.result", response_json.to_string(), limit);
+    }
+}

@@ -1,0 +1,79 @@
+//! What the JavaScript side hands the tracer for each callback: plain data
+//! read from ADK's objects (ids, names, numbers and JSON text).
+
+use super::invocation::AgentInfo;
+
+/// Per-invocation settings read when the run starts.
+#[derive(Clone, Copy, Debug)]
+pub struct RunSettings {
+    pub capture: bool,
+    pub vertex: bool,
+    pub value_limit: Option<usize>,
+}
+
+impl Default for RunSettings {
+    fn default() -> Self {
+        RunSettings {
+            capture: true,
+            vertex: false,
+            value_limit: None,
+        }
+    }
+}
+
+/// What the JavaScript side knows when a run starts.
+#[derive(Clone, Debug, Default)]
+pub struct RunStart {
+    pub invocation_id: String,
+    pub session_id: Option<String>,
+    pub app_name: Option<String>,
+    pub user_id: Option<String>,
+    /// The root agent's name; `None` for a Workflow root.
+    pub root_name: Option<String>,
+    pub root_description: Option<String>,
+    pub agents: Vec<AgentInfo>,
+    /// JSON of the user's Content (captured runs only).
+    pub user_content: Option<String>,
+    pub settings: RunSettings,
+}
+
+/// A model request, as read on the JavaScript thread.
+#[derive(Clone, Debug, Default)]
+pub struct ModelRequest {
+    pub model: Option<String>,
+    /// JSON object of the generation config fields and `tools`.
+    pub config_json: Option<String>,
+    /// JSON of `config.systemInstruction` (captured runs only).
+    pub system_json: Option<String>,
+    /// UTF-8 JSON array of `llmRequest.contents` (captured runs only).
+    pub contents_json: Option<Vec<u8>>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct ModelResponse {
+    pub partial: bool,
+    pub finish_reason: Option<String>,
+    /// prompt, candidates, total, thoughts, cachedContent token counts.
+    pub usage: [Option<i64>; 5],
+    pub error_code: Option<String>,
+    pub error_message: Option<String>,
+    pub content_json: Option<String>,
+}
+
+/// A function response found in an event: call id, tool name, response JSON.
+#[derive(Clone, Debug, Default)]
+pub struct FunctionResponse {
+    pub id: String,
+    pub name: String,
+    pub response_json: String,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct EventInfo {
+    pub author: Option<String>,
+    pub partial: bool,
+    pub error_code: Option<String>,
+    pub error_message: Option<String>,
+    pub content_json: Option<String>,
+    pub function_responses: Vec<FunctionResponse>,
+}
