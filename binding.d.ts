@@ -18,6 +18,8 @@ export declare class NativeTracer {
    * (name, parent, description, model, sequential ? '1' : '').
    */
   startInvocation(invocationId: string, sessionId: string | undefined | null, appName: string | undefined | null, userId: string | undefined | null, rootName: string | undefined | null, rootDescription: string | undefined | null, agents: Array<string> | undefined | null, userContentJson: string | undefined | null, capture: boolean, vertex: boolean): void
+  /** Agents of a tree learnt after the run started (Workflow roots). */
+  addAgents(invocationId: string, agents?: Array<string> | undefined | null): void
   beforeAgent(invocationId: string, agent?: string | undefined | null): void
   afterAgent(invocationId: string, agent?: string | undefined | null): void
   beforeModel(invocationId: string, agent?: string | undefined | null, model?: string | undefined | null, configJson?: string | undefined | null, systemJson?: string | undefined | null, contentsJson?: string | undefined | null): void

@@ -214,6 +214,8 @@ test('an ADK 2.0.0 Workflow root is traced under a root named invoke_agent', asy
   assert.equal(calc.parentSpanId, root.spanId)
   assert.equal(byName(spans, 'chat scripted-model').length, 2)
   assert.equal(one(spans, 'execute_tool add').parentSpanId, calc.spanId)
+  // the agent's tree is learnt from its callbacks: description and model
+  assert.equal(calc.attributes['gen_ai.agent.description'], 'calc agent')
   assert.equal(tracing.openInvocationCount, 0)
 })
 

@@ -265,6 +265,8 @@ class TracingPlugin {
     this._shutdownPromise = undefined
     this._lastStart = undefined
     this._lastUserContent = undefined
+    this._treeless = new Set()
+    this._maxOpen = options.maxOpenInvocations ?? 10000
     const warning = native.warning
     if (warning) warnOnce('NO_EXPORTER', warning)
     live.add(new WeakRef(this))
@@ -294,6 +296,7 @@ class TracingPlugin {
     const capture = again ? this._capture : (this._capture = this._captureOption ?? envCapture())
     const agent = ic.agent
     const root = rootOf(agent)
+    if (root === undefined) this._noteTreeless(id)
     const session = ic.session
     this._native.startInvocation(
       id,
@@ -360,6 +363,7 @@ class TracingPlugin {
       const id = params?.invocationContext?.invocationId
       if (typeof id === 'string') {
         this._native.finish(id, false)
+        this._forget(id)
         this._unpinIfIdle()
       }
     } catch (e) {
@@ -398,6 +402,7 @@ class TracingPlugin {
       const ctx = params?.callbackContext
       const id = invocationIdOf(ctx)
       if (id === undefined) return PASS
+      this._learnTree(id, ctx)
       const request = params?.llmRequest
       const config = request?.config
       const capture = this._capture
@@ -461,6 +466,7 @@ class TracingPlugin {
       const ctx = params?.toolContext
       const id = invocationIdOf(ctx)
       if (id === undefined) return PASS
+      this._learnTree(id, ctx)
       this._native.beforeTool(
         id,
         agentNameOf(ctx),
@@ -506,10 +512,29 @@ class TracingPlugin {
     if (typeof invocationId !== 'string') return
     try {
       this._native.finish(invocationId, true)
+      this._forget(invocationId)
       this._unpinIfIdle()
     } catch (e) {
       problem('finishInterruptedInvocation', e)
     }
+  }
+
+  // Workflow roots have no agent: the tree of each agent that shows up in a
+  // model or tool callback is sent then. Bounded like the open invocations.
+  _noteTreeless(id) {
+    const treeless = this._treeless
+    treeless.add(id)
+    if (treeless.size > this._maxOpen) treeless.delete(treeless.values().next().value)
+  }
+
+  _learnTree(id, ctx) {
+    if (this._treeless.size === 0 || !this._treeless.has(id)) return
+    const root = rootOf(ctx?.invocationContext?.agent)
+    if (root !== undefined) this._native.addAgents(id, flattenAgentTree(root))
+  }
+
+  _forget(id) {
+    if (this._treeless.size !== 0) this._treeless.delete(id)
   }
 
   _unpinIfIdle() {

@@ -7,7 +7,7 @@ use super::attributes::{apply_tool_outcome, config_attributes, deferred};
 use super::genai::MessageShape;
 use super::ids::IdGen;
 pub use super::inputs::*;
-use super::invocation::{Invocation, OpenSpan, ToolSpan, INTERRUPTED};
+use super::invocation::{AgentInfo, Invocation, OpenSpan, ToolSpan, INTERRUPTED};
 use super::span::{AttributeValue, SpanData};
 use crate::export::SpanSink;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
@@ -133,6 +133,15 @@ impl Tracer {
             }
         }
         for a in run.agents {
+            inv.tree.entry(a.name.clone()).or_insert(a);
+        }
+    }
+
+    /// Adds agents to an invocation's tree (a Workflow root has no agent of
+    /// its own: its agents' trees are learnt from their callbacks).
+    pub fn add_agents(&mut self, inv_id: &str, agents: Vec<AgentInfo>) {
+        let Some(inv) = self.inv(inv_id) else { return };
+        for a in agents {
             inv.tree.entry(a.name.clone()).or_insert(a);
         }
     }

@@ -101,6 +101,20 @@ fn value_limit() -> Option<usize> {
         .and_then(|v| v.trim().parse::<usize>().ok())
 }
 
+/// The flat 5-tuples of lib/tracing/agents.js as AgentInfo.
+fn agent_list(flat: Option<Vec<String>>) -> Vec<AgentInfo> {
+    flat.unwrap_or_default()
+        .chunks_exact(5)
+        .map(|c| AgentInfo {
+            name: c[0].clone(),
+            parent: Some(c[1].clone()).filter(|p| !p.is_empty()),
+            description: Some(c[2].clone()).filter(|p| !p.is_empty()),
+            model: Some(c[3].clone()).filter(|p| !p.is_empty()),
+            sequential: !c[4].is_empty(),
+        })
+        .collect()
+}
+
 fn opt_str(s: &Option<String>) -> Option<&str> {
     s.as_deref()
 }
@@ -179,17 +193,7 @@ impl NativeTracer {
         capture: bool,
         vertex: bool,
     ) {
-        let agents = agents
-            .unwrap_or_default()
-            .chunks_exact(5)
-            .map(|c| AgentInfo {
-                name: c[0].clone(),
-                parent: Some(c[1].clone()).filter(|p| !p.is_empty()),
-                description: Some(c[2].clone()).filter(|p| !p.is_empty()),
-                model: Some(c[3].clone()).filter(|p| !p.is_empty()),
-                sequential: !c[4].is_empty(),
-            })
-            .collect();
+        let agents = agent_list(agents);
         self.tracer.start(RunStart {
             invocation_id,
             session_id,
@@ -205,6 +209,12 @@ impl NativeTracer {
                 value_limit: value_limit(),
             },
         });
+    }
+
+    /// Agents of a tree learnt after the run started (Workflow roots).
+    #[napi]
+    pub fn add_agents(&mut self, invocation_id: String, agents: Option<Vec<String>>) {
+        self.tracer.add_agents(&invocation_id, agent_list(agents));
     }
 
     #[napi]
