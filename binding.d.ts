@@ -32,8 +32,11 @@ export declare class NativeTracer {
   beforeTool(invocationId: string, agent: string | undefined | null, tool: string, callId?: string | undefined | null, argsJson?: string | undefined | null): void
   afterTool(invocationId: string, agent: string | undefined | null, tool: string, callId?: string | undefined | null): void
   toolError(invocationId: string, agent: string | undefined | null, tool: string, callId: string | undefined | null, errorType: string, message: string): void
-  /** `responses`: flat triples (call id, tool name, response JSON). */
-  onEvent(invocationId: string, author: string | undefined | null, partial: boolean, errorCode?: string | undefined | null, errorMessage?: string | undefined | null, contentJson?: string | undefined | null, responses?: Array<string> | undefined | null): void
+  /**
+   * `responses`: flat triples (call id, tool name, response JSON);
+   * `responses_only`: the content is just those (not sent as JSON).
+   */
+  onEvent(invocationId: string, author: string | undefined | null, partial: boolean, errorCode?: string | undefined | null, errorMessage?: string | undefined | null, contentJson?: string | undefined | null, responses?: Array<string> | undefined | null, responsesOnly?: boolean | undefined | null): void
   finish(invocationId: string, interrupted: boolean): void
   finishAll(interrupted: boolean): void
   forceFlush(): Promise<unknown>

@@ -168,3 +168,22 @@ test('agent callbacks, when dispatched, open and end agent spans', async () => {
   const loops = byName(tracing.getFinishedSpans(), 'invoke_agent loopy')
   assert.equal(loops.length, 2, 'a re-run opens a fresh span')
 })
+
+test('a run broken after a function response has that response as its output', async () => {
+  const { tracing, runner } = traced(toolAgent())
+  const sid = await newSession(runner)
+  let invocationId
+  let n = 0
+  for await (const ev of runner.runAsync(request(sid))) {
+    invocationId = ev.invocationId
+    if (++n === 2) break // the model's call, then the tool's response
+  }
+  tracing.finishInterruptedInvocation(invocationId)
+  const root = rootOf(tracing.getFinishedSpans())
+  const out = JSON.parse(root.attributes['gen_ai.output.messages'])
+  assert.equal(out.length, 1)
+  assert.equal(out[0].role, 'user')
+  assert.equal(out[0].parts[0].type, 'tool_call_response')
+  assert.deepEqual(out[0].parts[0].response, { sum: 3 })
+  assert.match(out[0].parts[0].id, /./)
+})

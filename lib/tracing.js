@@ -342,14 +342,20 @@ class TracingPlugin {
       const partial = event.partial === true
       if (partial) return PASS
       const content = event.content
+      const capture = this._capture
+      const responses = functionResponsesOf(content, capture)
+      // A function-response event's content is rebuilt in Rust from the
+      // responses: big tool results are stringified once, not twice.
+      const responsesOnly = responses !== undefined && responses.length === content.parts.length * 3 && content.role === 'user'
       this._native.onEvent(
         id,
         str(event.author),
         partial,
         event.errorCode == null ? undefined : String(event.errorCode),
         event.errorMessage == null ? undefined : String(event.errorMessage),
-        this._capture && content != null ? safeJson(content) : undefined,
-        functionResponsesOf(content, this._capture),
+        capture && content != null && !responsesOnly ? safeJson(content) : undefined,
+        responses,
+        responsesOnly,
       )
     } catch (e) {
       problem('onEventCallback', e)

@@ -3,7 +3,7 @@
 
 use super::genai::{tool_definitions, DeferredMessages, MessageShape};
 use super::invocation::{OpenSpan, ToolSpan};
-use super::retry_outcome::{retry_details, RetryDetails};
+use super::retry_outcome::{retry_details, RetryDetails, RESPONSE_TYPE};
 use super::span::AttributeValue;
 use serde_json::Value;
 use std::sync::Arc;
@@ -71,11 +71,17 @@ pub fn config_attributes(span: &mut OpenSpan, cfg: &Value, limit: Option<usize>)
 /// A tool span's outcome from the function response the model will see.
 pub fn apply_tool_outcome(
     t: &mut ToolSpan,
-    response_json: &str,
+    response_json: String,
     capture: bool,
     limit: Option<usize>,
 ) {
-    let parsed: Value = serde_json::from_str(response_json).unwrap_or(Value::Null);
+    // Parsing a big tool result on the JavaScript thread only to find it is
+    // not a retry response would cost milliseconds: look for the marker first.
+    let parsed: Value = if response_json.contains(RESPONSE_TYPE) {
+        serde_json::from_str(&response_json).unwrap_or(Value::Null)
+    } else {
+        Value::Null
+    };
     if let Some(RetryDetails {
         error_type,
         details,
@@ -97,6 +103,6 @@ pub fn apply_tool_outcome(
     }
     if !t.errored && capture {
         t.span
-            .set_str("gen_ai.tool.call.result", response_json.to_string(), limit);
+            .set_str("gen_ai.tool.call.result", response_json, limit);
     }
 }

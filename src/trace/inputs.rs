@@ -76,4 +76,8 @@ pub struct EventInfo {
     pub error_message: Option<String>,
     pub content_json: Option<String>,
     pub function_responses: Vec<FunctionResponse>,
+    /// The content is nothing but `function_responses` (role `user`): the
+    /// JavaScript side did not stringify it a second time; it is rebuilt
+    /// here from the responses when needed.
+    pub responses_only: bool,
 }

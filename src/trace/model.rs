@@ -37,6 +37,31 @@ pub fn now_nanos() -> u64 {
         .unwrap_or(0)
 }
 
+/// The Content JSON of an event made only of function responses.
+fn responses_content(responses: &[FunctionResponse]) -> String {
+    let size: usize = responses.iter().map(|r| r.response_json.len() + 64).sum();
+    let mut out = String::with_capacity(size + 32);
+    out.push_str(r#"{"role":"user","parts":["#);
+    for (i, r) in responses.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(r#"{"functionResponse":{"id":"#);
+        out.push_str(&serde_json::Value::String(r.id.clone()).to_string());
+        out.push_str(r#","name":"#);
+        out.push_str(&serde_json::Value::String(r.name.clone()).to_string());
+        out.push_str(r#","response":"#);
+        out.push_str(if r.response_json.is_empty() {
+            "{}"
+        } else {
+            &r.response_json
+        });
+        out.push_str("}}");
+    }
+    out.push_str("]}");
+    out
+}
+
 fn non_empty(s: &Option<String>) -> Option<&str> {
     s.as_deref().filter(|s| !s.is_empty())
 }
@@ -441,9 +466,13 @@ impl Tracer {
                 .to_string();
             inv.root_error = Some((code.unwrap_or("Error").to_string(), msg));
         }
-        if let Some(c) = &ev.content_json {
-            inv.last_output = Some(c.clone());
-        }
+        let content = match ev.content_json {
+            Some(c) => Some(c),
+            None if ev.responses_only && inv.capture && !ev.function_responses.is_empty() => {
+                Some(responses_content(&ev.function_responses))
+            }
+            None => None,
+        };
         let mut ended = Vec::new();
         // A model span that no afterModelCallback closed (another plugin's
         // cached beforeModelCallback response) ends with this event.
@@ -463,7 +492,7 @@ impl Tracer {
         if let Some(pos) = pos {
             let (_, mut span) = inv.models.remove(pos);
             if inv.capture {
-                if let Some(c) = ev.content_json.clone() {
+                if let Some(c) = content.clone() {
                     span.set(
                         "gen_ai.output.messages",
                         deferred(
@@ -479,13 +508,16 @@ impl Tracer {
             }
             ended.push(span.finish(inv.trace_id, now_nanos()));
         }
-        for fr in &ev.function_responses {
+        for fr in ev.function_responses {
             let Some(i) = inv.find_tool_for_response(&fr.id, &fr.name) else {
                 continue;
             };
             let mut t = inv.tools.remove(i);
-            apply_tool_outcome(&mut t, &fr.response_json, inv.capture, limit);
+            apply_tool_outcome(&mut t, fr.response_json, inv.capture, limit);
             ended.push(t.span.finish(inv.trace_id, t.last_callback));
+        }
+        if content.is_some() {
+            inv.last_output = content;
         }
         for s in ended {
             self.emit(s);

@@ -366,3 +366,24 @@ fn an_event_of_a_parallel_agent_does_not_close_another_agents_model_span() {
     assert_eq!(sink.spans().len(), 2);
     t.finish("i1", false);
 }
+
+#[test]
+fn a_function_response_event_is_the_root_output_without_its_content_json() {
+    let (mut t, sink) = tracer();
+    start(&mut t, "i1", vec![agent("a", None, false)]);
+    t.before_tool("i1", Some("a"), "f", Some("c\"1"), None);
+    let mut ev = response("c\"1", "f", r#"{"sum":3}"#);
+    ev.responses_only = true;
+    t.on_event("i1", ev);
+    t.finish("i1", true);
+    let spans = sink.spans();
+    let root = spans.last().unwrap();
+    assert_eq!(
+        str_attr(root, "gen_ai.output.messages").unwrap(),
+        r#"[{"role":"user","parts":[{"type":"tool_call_response","id":"c\"1","response":{"sum":3}}],"finish_reason":"stop"}]"#
+    );
+    assert_eq!(
+        str_attr(&spans[0], "gen_ai.tool.call.result").unwrap(),
+        r#"{"sum":3}"#
+    );
+}

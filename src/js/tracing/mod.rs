@@ -349,7 +349,8 @@ impl NativeTracer {
         );
     }
 
-    /// `responses`: flat triples (call id, tool name, response JSON).
+    /// `responses`: flat triples (call id, tool name, response JSON);
+    /// `responses_only`: the content is just those (not sent as JSON).
     #[allow(clippy::too_many_arguments)]
     #[napi]
     pub fn on_event(
@@ -361,6 +362,7 @@ impl NativeTracer {
         error_message: Option<String>,
         content_json: Option<String>,
         responses: Option<Vec<String>>,
+        responses_only: Option<bool>,
     ) {
         let function_responses = responses
             .unwrap_or_default()
@@ -380,6 +382,7 @@ impl NativeTracer {
                 error_message,
                 content_json,
                 function_responses,
+                responses_only: responses_only.unwrap_or(false),
             },
         );
     }
