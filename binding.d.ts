@@ -22,7 +22,7 @@ export declare class NativeTracer {
   addAgents(invocationId: string, agents?: Array<string> | undefined | null): void
   beforeAgent(invocationId: string, agent?: string | undefined | null): void
   afterAgent(invocationId: string, agent?: string | undefined | null): void
-  beforeModel(invocationId: string, agent?: string | undefined | null, model?: string | undefined | null, configJson?: string | undefined | null, systemJson?: string | undefined | null, contentsJson?: string | undefined | null): void
+  beforeModel(invocationId: string, agent?: string | undefined | null, model?: string | undefined | null, configJson?: string | undefined | null, toolsJson?: string | undefined | null, systemJson?: string | undefined | null, contentsJson?: string | undefined | null): void
   /**
    * `usage`: prompt, candidates, total, thoughts, cached token counts
    * (NaN when absent).

@@ -180,7 +180,7 @@ function errorParts(error) {
   return [type, message]
 }
 
-const CONFIG_KEYS = ['temperature', 'topP', 'maxOutputTokens', 'frequencyPenalty', 'presencePenalty', 'seed', 'stopSequences', 'candidateCount', 'tools']
+const CONFIG_KEYS = ['temperature', 'topP', 'maxOutputTokens', 'frequencyPenalty', 'presencePenalty', 'seed', 'stopSequences', 'candidateCount']
 
 function configJson(config) {
   if (config === null || typeof config !== 'object') return undefined
@@ -194,6 +194,17 @@ function configJson(config) {
     }
   }
   return any ? safeJson(picked) : undefined
+}
+
+/** JSON of `config.tools` when it declares functions (else nothing). */
+function toolsJson(config) {
+  const tools = config?.tools
+  if (!Array.isArray(tools)) return undefined
+  for (const t of tools) {
+    const decls = t?.functionDeclarations
+    if (Array.isArray(decls) && decls.length > 0) return safeJson(tools)
+  }
+  return undefined
 }
 
 const USAGE_KEYS = ['promptTokenCount', 'candidatesTokenCount', 'totalTokenCount', 'thoughtsTokenCount', 'cachedContentTokenCount']
@@ -417,6 +428,7 @@ class TracingPlugin {
         agentNameOf(ctx),
         str(request?.model),
         configJson(config),
+        toolsJson(config),
         capture && config?.systemInstruction != null ? safeJson(config.systemInstruction) : undefined,
         capture && request?.contents != null ? safeJson(request.contents) : undefined,
       )

@@ -1,7 +1,7 @@
 //! Attribute rules that need more than the span model's state: generation
 //! config, tool outcomes (retry-aware) and deferred message JSON.
 
-use super::genai::{tool_definitions, DeferredMessages, MessageShape};
+use super::genai::{DeferredMessages, MessageShape};
 use super::invocation::{OpenSpan, ToolSpan};
 use super::retry_outcome::{retry_details, RetryDetails, RESPONSE_TYPE};
 use super::span::AttributeValue;
@@ -20,8 +20,8 @@ pub fn deferred(
     }))
 }
 
-/// Request attributes from the generation config fields and `tools`.
-pub fn config_attributes(span: &mut OpenSpan, cfg: &Value, limit: Option<usize>) {
+/// Request attributes from the generation config fields.
+pub fn config_attributes(span: &mut OpenSpan, cfg: &Value) {
     const NUMBERS: [(&str, &str); 4] = [
         ("temperature", "gen_ai.request.temperature"),
         ("topP", "gen_ai.request.top_p"),
@@ -62,9 +62,6 @@ pub fn config_attributes(span: &mut OpenSpan, cfg: &Value, limit: Option<usize>)
             "gen_ai.request.stop_sequences",
             AttributeValue::StringArray(list),
         );
-    }
-    if let Some(defs) = cfg.get("tools").and_then(tool_definitions) {
-        span.set_str("gen_ai.tool.definitions", defs, limit);
     }
 }
 

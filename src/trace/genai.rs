@@ -17,6 +17,8 @@ pub enum MessageShape {
     /// `[{type:'text', content}, ...]` from a system instruction (a string,
     /// a Content, a Part or a list of those).
     SystemInstructions,
+    /// `gen_ai.tool.definitions` from the JSON of `config.tools`.
+    ToolDefinitions,
 }
 
 /// A message attribute rendered on first use.
@@ -63,6 +65,9 @@ pub fn render_messages(raw: &[u8], shape: &MessageShape) -> String {
             Value::Array(vec![message(&value, Some(finish_reason))])
         }
         MessageShape::SystemInstructions => Value::Array(system_parts(&value)),
+        MessageShape::ToolDefinitions => {
+            return tool_definitions(&value).unwrap_or_else(|| "[]".into());
+        }
     };
     out.to_string()
 }

@@ -41,8 +41,11 @@ pub struct RunStart {
 #[derive(Clone, Debug, Default)]
 pub struct ModelRequest {
     pub model: Option<String>,
-    /// JSON object of the generation config fields and `tools`.
+    /// JSON object of the generation config's number fields.
     pub config_json: Option<String>,
+    /// JSON of `config.tools` when it declares functions (not gated by
+    /// capture; converted lazily like the messages).
+    pub tools_json: Option<String>,
     /// JSON of `config.systemInstruction` (captured runs only).
     pub system_json: Option<String>,
     /// UTF-8 JSON array of `llmRequest.contents` (captured runs only).

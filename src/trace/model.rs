@@ -269,8 +269,14 @@ impl Tracer {
         }
         if let Some(cfg) = req.config_json.as_deref() {
             if let Ok(cfg) = serde_json::from_str::<serde_json::Value>(cfg) {
-                config_attributes(&mut span, &cfg, limit);
+                config_attributes(&mut span, &cfg);
             }
+        }
+        if let Some(t) = req.tools_json {
+            span.set(
+                "gen_ai.tool.definitions",
+                deferred(t, MessageShape::ToolDefinitions, limit),
+            );
         }
         if inv.capture {
             if let Some(s) = req.system_json {

@@ -72,6 +72,7 @@ fn single_agent_with_a_tool() {
             config_json: Some(
                 r#"{"temperature":0.5,"maxOutputTokens":9,"stopSequences":["x"]}"#.into(),
             ),
+            tools_json: Some(r#"[{"functionDeclarations":[{"name":"f"}]}]"#.into()),
             system_json: None,
             contents_json: Some(r#"[{"role":"user","parts":[{"text":"hi"}]}]"#.into()),
         },
@@ -116,6 +117,10 @@ fn single_agent_with_a_tool() {
     ));
     assert!(
         matches!(chat.attribute("gen_ai.response.finish_reasons"), Some(AttributeValue::StringArray(v)) if v == &["stop"])
+    );
+    assert_eq!(
+        str_attr(chat, "gen_ai.tool.definitions").unwrap(),
+        r#"[{"name":"f","description":"","parameters":{},"type":"function"}]"#
     );
     assert_eq!(
         str_attr(chat, "gen_ai.input.messages").unwrap(),

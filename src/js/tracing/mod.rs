@@ -227,6 +227,7 @@ impl NativeTracer {
         self.tracer.after_agent(&invocation_id, opt_str(&agent));
     }
 
+    #[allow(clippy::too_many_arguments)]
     #[napi]
     pub fn before_model(
         &mut self,
@@ -234,6 +235,7 @@ impl NativeTracer {
         agent: Option<String>,
         model: Option<String>,
         config_json: Option<String>,
+        tools_json: Option<String>,
         system_json: Option<String>,
         contents_json: Option<String>,
     ) {
@@ -246,6 +248,7 @@ impl NativeTracer {
             ModelRequest {
                 model,
                 config_json,
+                tools_json,
                 system_json,
                 contents_json,
             },
