@@ -83,4 +83,4 @@ for await (const event of runGuarded(runner, request)) {
     }
   }
 }
-await tracing.shutdown?.()
+await tracing.shutdown()
