@@ -572,4 +572,4 @@ if (!nativeBinding) {
 }
 
 module.exports = nativeBinding
-module.exports.nativeVersion = nativeBinding.nativeVersion
+module.exports.RetryCore = nativeBinding.RetryCore

@@ -1,6 +1,1 @@
-use napi_derive::napi;
-
-#[napi]
-pub fn native_version() -> String {
-    env!("CARGO_PKG_VERSION").to_string()
-}
+mod retry_plugin;
