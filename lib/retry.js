@@ -10,6 +10,7 @@
 const { types } = require('node:util')
 const { fillPassThroughCallbacks, PASS } = require('./plugin_shell.js')
 const { RetryCore } = require('../binding.js')
+const { noteInvocationStarted } = require('./run_guarded.js')
 
 const TrackingScope = Object.freeze({ INVOCATION: 'invocation', GLOBAL: 'global' })
 const REFLECT_AND_RETRY_RESPONSE_TYPE = 'ERROR_HANDLED_BY_REFLECT_AND_RETRY_PLUGIN'
@@ -73,6 +74,18 @@ function readOr(obj, key, fallback) {
   } catch {
     return fallback
   }
+}
+
+// runGuarded must learn the id of a run that throws before its first event
+// (another plugin's beforeRunCallback) to finish it on every plugin; without a
+// runGuarded call driving the run this costs one AsyncLocalStorage lookup.
+function noteRun(params) {
+  try {
+    noteInvocationStarted(params.invocationContext.invocationId)
+  } catch {
+    // no context: nothing to note
+  }
+  return PASS
 }
 
 // --- rendering ----------------------------------------------------------------
@@ -327,6 +340,16 @@ class ReflectAndRetryToolPlugin {
     } catch {
       // never throws
     }
+  }
+
+  // The first callbacks of a run; either may be skipped when an earlier
+  // plugin short-circuits the other, so both note the invocation.
+  onUserMessageCallback(params) {
+    return noteRun(params)
+  }
+
+  beforeRunCallback(params) {
+    return noteRun(params)
   }
 
   afterRunCallback(params) {
