@@ -9,8 +9,13 @@ export declare class RetryCore {
   failure(scope: string, tool: string, details: string, args: string): FailureDecision
   unknownToolFailure(scope: string, tool: string, details: string, args: string, available: Array<string>): FailureDecision
   notRetryable(tool: string, details: string, args: string): string
-  success(scope: string, tool: string): void
-  dropScope(scope: string): void
+  /**
+   * Returns whether any count is left, so JavaScript can skip this call
+   * while nothing has failed.
+   */
+  success(scope: string, tool: string): boolean
+  /** Returns whether any count is left. */
+  dropScope(scope: string): boolean
 }
 
 /**
