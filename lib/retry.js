@@ -2,14 +2,22 @@
 // ReflectAndRetryToolPlugin: answers failed tool calls with reflection
 // guidance so the model corrects itself (behaviour: specs/retry.md).
 //
-// Counting, decisions and the guidance texts live in Rust (RetryCore). This
+// Counting, decisions and the guidance texts live in Rust (src/retry, via src/js/retry_plugin.rs). This
 // shell reads the few values a failure needs from ADK's objects, renders
 // `<details>` and `<args>` the way JavaScript prints them, and makes one
 // synchronous native call per failure. Callbacks it does not use are the
 // shared pre-resolved PASS promise.
 const { types } = require('node:util')
 const { fillPassThroughCallbacks, PASS } = require('./plugin_shell.js')
-const { RetryCore } = require('../binding.js')
+const {
+  retryDropScope,
+  retryEngineCreate,
+  retryEngineRelease,
+  retryFailure,
+  retryGuidanceTexts,
+  retrySuccess,
+  retryUnknownToolFailure,
+} = require('../binding.js')
 const { noteInvocationStarted } = require('./run_guarded.js')
 
 const TrackingScope = Object.freeze({ INVOCATION: 'invocation', GLOBAL: 'global' })
@@ -19,11 +27,38 @@ const RESULT_ERROR_EXCEEDED = 'A tool result reported an error and the retry lim
 const NOT_FOUND_PREFIX = 'Invoking `'
 const NOT_FOUND_MARK = '()` failed as no tool with that name is available.'
 
-// FailureDecision.kind from the native core.
-const RETRY = 0
-const EXCEEDED = 1
-const REJECT = 2
-const NOT_FOUND = 3
+// Frees a plugin's native engine when the plugin is garbage collected.
+const engines = new FinalizationRegistry(retryEngineRelease)
+
+// retryFailure answers a positive retry count or one of these.
+const EXCEEDED = -1
+const REJECT = -2
+const NOT_FOUND = -3
+
+// The guidance texts are Rust's (src/retry/guidance.rs), fetched once as the
+// fixed pieces between their placeholders. Joining them here makes V8 cons
+// strings that share the pieces: no 1.5 KB copy per failure, no napi string.
+const TEXTS = retryGuidanceTexts()
+const [R0, R1, R2, R3, R4, R5] = TEXTS.retry
+const [E0, E1, E2, E3, E4, E5] = TEXTS.exceeded
+const [N0, N1, N2, N3, N4] = TEXTS.notRetryable
+const [F0, F1, F2, F3, F4] = TEXTS.toolNotFound
+
+function retryGuidance(name, details, args, n, max) {
+  return R0 + name + R1 + details + R2 + args + R3 + n + R4 + max + R5
+}
+
+function exceededGuidance(name, details, args, max) {
+  return E0 + name + E1 + max + E2 + details + E3 + args + E4 + name + E5
+}
+
+function notRetryableGuidance(name, details, args) {
+  return N0 + name + N1 + details + N2 + args + N3 + name + N4
+}
+
+function toolNotFoundText(name, available) {
+  return F0 + name + F1 + (available.length ? available.join(F3) : F4) + F2
+}
 
 // --- reading ADK objects without ever throwing ------------------------------
 
@@ -249,7 +284,7 @@ function guardToolsDict(dict) {
 }
 
 function isNotFoundAnswer(result) {
-  const text = readOr(result, 'error', undefined)
+  const text = result.error
   return typeof text === 'string' && text.startsWith(NOT_FOUND_PREFIX) && text.includes(NOT_FOUND_MARK)
 }
 
@@ -289,11 +324,14 @@ function validateOptions(options) {
 class ReflectAndRetryToolPlugin {
   #name
   #maxRetries
+  #maxText
   #throw
   #scope
   #extractor
   #predicate
-  #core
+  #engine
+  // "<engine id>\0": the start of every key the native functions take.
+  #keyPrefix
   // False while no count exists anywhere: a success then needs no native call.
   #mayHaveCounts = false
 
@@ -305,7 +343,10 @@ class ReflectAndRetryToolPlugin {
     this.#scope = o.trackingScope
     this.#extractor = o.resultErrorExtractor
     this.#predicate = o.retryPredicate
-    this.#core = new RetryCore(o.maxRetries, String(o.maxRetries), o.throwExceptionIfRetryExceeded)
+    this.#maxText = String(o.maxRetries)
+    this.#engine = retryEngineCreate(o.maxRetries, o.throwExceptionIfRetryExceeded)
+    this.#keyPrefix = `${this.#engine}\0`
+    engines.register(this, this.#engine)
   }
 
   // Read-only: the setters accept and ignore assignments, so strict-mode code
@@ -336,7 +377,7 @@ class ReflectAndRetryToolPlugin {
   finishInterruptedInvocation(invocationId) {
     if (typeof invocationId !== 'string' || this.#scope !== TrackingScope.INVOCATION || !this.#mayHaveCounts) return
     try {
-      this.#mayHaveCounts = this.#core.dropScope(invocationId)
+      this.#mayHaveCounts = retryDropScope(this.#keyPrefix + invocationId)
     } catch {
       // never throws
     }
@@ -356,7 +397,7 @@ class ReflectAndRetryToolPlugin {
     if (this.#scope === TrackingScope.INVOCATION && this.#mayHaveCounts) {
       const id = invocationIdOf(readOr(params, 'invocationContext', undefined))
       try {
-        this.#mayHaveCounts = this.#core.dropScope(id)
+        this.#mayHaveCounts = retryDropScope(this.#keyPrefix + id)
       } catch {
         // a bad id changes nothing
       }
@@ -376,26 +417,29 @@ class ReflectAndRetryToolPlugin {
   }
 
   onToolErrorCallback(params) {
-    const tool = readOr(params, 'tool', undefined)
-    const toolArgs = readOr(params, 'toolArgs', undefined)
-    const toolContext = readOr(params, 'toolContext', undefined)
-    const error = readOr(params, 'error', undefined)
+    let tool, toolArgs, toolContext, error
+    try {
+      ;({ tool, toolArgs, toolContext, error } = params)
+    } catch {
+      // no params: a failure with nothing known about it
+    }
     return this.#onFailure(tool, toolArgs, toolContext, error, false)
   }
 
   afterToolCallback(params) {
-    const result = readOr(params, 'result', undefined)
-    if (result !== null && typeof result === 'object') {
+    let tool, toolArgs, toolContext, result
+    try {
+      ;({ tool, toolArgs, toolContext, result } = params)
       // Our own answers come back through here: neither is a success.
-      if (readOr(result, 'response_type', undefined) === REFLECT_AND_RETRY_RESPONSE_TYPE) return PASS
-      if (isNotFoundAnswer(result)) return PASS
+      if (typeof result === 'object' && result !== null) {
+        if (result.response_type === REFLECT_AND_RETRY_RESPONSE_TYPE || isNotFoundAnswer(result)) return PASS
+      }
+      if (tool instanceof MissingTool) return PASS
+    } catch {
+      return PASS // unreadable params or result: nothing to count
     }
-    const tool = readOr(params, 'tool', undefined)
-    if (tool instanceof MissingTool) return PASS
-    const toolContext = readOr(params, 'toolContext', undefined)
     const extractor = this.#extractor
     if (extractor === undefined) return this.#success(tool, toolContext)
-    const toolArgs = readOr(params, 'toolArgs', undefined)
     let found
     try {
       found = extractor({ tool, toolArgs, toolContext, result })
@@ -415,13 +459,15 @@ class ReflectAndRetryToolPlugin {
 
   #success(tool, toolContext) {
     if (this.#mayHaveCounts) {
-      this.#mayHaveCounts = this.#core.success(this.#scopeKey(toolContext), toolNameOf(tool))
+      this.#mayHaveCounts = retrySuccess(this.#key(toolContext, toolNameOf(tool)))
     }
     return PASS
   }
 
-  #scopeKey(toolContext) {
-    return this.#scope === TrackingScope.GLOBAL ? GLOBAL_SCOPE_KEY : invocationIdOf(toolContext)
+  // "<engine id>\0<scope key>\0<tool name>" (src/js/retry_plugin.rs).
+  #key(toolContext, toolName) {
+    const scope = this.#scope === TrackingScope.GLOBAL ? GLOBAL_SCOPE_KEY : invocationIdOf(toolContext)
+    return this.#keyPrefix + scope + '\0' + toolName
   }
 
   // A failure: thrown by the tool, or found in its result (`foundInResult`).
@@ -448,32 +494,30 @@ class ReflectAndRetryToolPlugin {
 
   #notRetryable(tool, toolArgs, error, foundInResult) {
     const failure = describe(error, foundInResult)
-    const guidance = this.#core.notRetryable(toolNameOf(tool), failure.text, prettyJson(toolArgs ?? {}))
+    const guidance = notRetryableGuidance(toolNameOf(tool), failure.text, prettyJson(toolArgs ?? {}))
     return response(failure.type, failure.details, 0, guidance)
   }
 
   #decide(tool, toolArgs, toolContext, error, foundInResult) {
-    const failure = describe(error, foundInResult)
     const name = toolNameOf(tool)
-    const scope = this.#scopeKey(toolContext)
-    const args = prettyJson(toolArgs ?? {})
+    const key = this.#key(toolContext, name)
     this.#mayHaveCounts = true
-    const decision =
-      tool instanceof MissingTool
-        ? this.#core.unknownToolFailure(scope, name, failure.text, args, tool.availableToolNames())
-        : this.#core.failure(scope, name, failure.text, args)
-    switch (decision.kind) {
-      case RETRY:
-        return Promise.resolve(response(failure.type, failure.details, decision.count, decision.text))
-      case EXCEEDED:
-        return Promise.resolve(response(failure.type, failure.details, this.#maxRetries, decision.text))
-      case NOT_FOUND:
-        return Promise.resolve({ error: decision.text })
-      case REJECT:
-      default:
-        // onToolErrorCallback rethrows the very Error it was given.
-        return Promise.reject(foundInResult && !isError(error) ? new Error(RESULT_ERROR_EXCEEDED) : error)
+    const decision = tool instanceof MissingTool ? retryUnknownToolFailure(key) : retryFailure(key)
+    if (decision === REJECT) {
+      // onToolErrorCallback rethrows the very Error it was given.
+      return Promise.reject(foundInResult && !isError(error) ? new Error(RESULT_ERROR_EXCEEDED) : error)
     }
+    if (decision === NOT_FOUND) return Promise.resolve({ error: toolNotFoundText(name, tool.availableToolNames()) })
+    const failure = describe(error, foundInResult)
+    const args = prettyJson(toolArgs ?? {})
+    if (decision === EXCEEDED) {
+      return Promise.resolve(
+        response(failure.type, failure.details, this.#maxRetries, exceededGuidance(name, failure.text, args, this.#maxText)),
+      )
+    }
+    return Promise.resolve(
+      response(failure.type, failure.details, decision, retryGuidance(name, failure.text, args, decision, this.#maxText)),
+    )
   }
 }
 

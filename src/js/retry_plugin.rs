@@ -1,107 +1,196 @@
 //! napi face of the retry engine. lib/retry.js reads what it needs from the
 //! ADK objects and renders `<details>`/`<args>` in JavaScript, then makes one
-//! synchronous call here per failure.
+//! synchronous call here per failure: one short string in, one number out.
+//!
+//! The shape is set by what a call costs on Node 20 (measured here): a
+//! napi-rs class method ~0.25 µs before its first argument (unwrapping
+//! `this`), a plain function ~0.02 µs, each string argument ~0.1 µs and a
+//! number ~0.06 µs. The failure path must cost no more than a plain
+//! JavaScript plugin's, so the engine id, scope and tool travel as one key
+//! string `"<engine id>\0<scope>\0<tool>"` (see `split_key`). The guidance
+//! texts are handed over once, as the pieces between their placeholders
+//! (`crate::retry::guidance`), and joined in JavaScript.
 
+use crate::retry::guidance;
 use crate::retry::{Decision, RetryEngine};
 use napi_derive::napi;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-/// What to answer for one failure. `kind`: 0 retry guidance, 1 exceeded
-/// guidance, 2 reject, 3 tool-not-found text (`{ error: text }`).
-#[napi(object)]
-pub struct FailureDecision {
-    pub kind: u32,
-    /// The `retry_count` for kind 0.
-    pub count: f64,
-    pub text: String,
+/// `retryFailure` answers: a positive number is the `retry_count` of a
+/// retry; these mark the other decisions.
+const EXCEEDED: f64 = -1.0;
+const THROW: f64 = -2.0;
+const TOOL_NOT_FOUND: f64 = -3.0;
+
+/// Engines of live plugin instances, indexed by id. A slot is freed when its
+/// plugin is garbage collected (a FinalizationRegistry in lib/retry.js calls
+/// `retryEngineRelease`), so memory is bounded by live plugins.
+static ENGINES: Mutex<Vec<Option<Arc<RetryEngine>>>> = Mutex::new(Vec::new());
+
+fn engines() -> MutexGuard<'static, Vec<Option<Arc<RetryEngine>>>> {
+    // A panic elsewhere leaves a consistent Vec behind: keep using it.
+    ENGINES.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-#[napi]
-pub struct RetryCore {
-    engine: RetryEngine,
+/// The engine behind `id`; a released or unknown id gets None and the call
+/// does nothing (it never throws into the user's run).
+fn engine(id: u32) -> Option<Arc<RetryEngine>> {
+    engines().get(id as usize).and_then(Clone::clone)
 }
 
+/// Creates the engine of one plugin instance and returns its id.
+/// `max_retries` is validated in JavaScript (a non-negative integer).
 #[napi]
-impl RetryCore {
-    /// `max_retries` is validated in JavaScript (a non-negative integer);
-    /// `max_text` is how JavaScript prints it.
-    #[napi(constructor)]
-    pub fn new(max_retries: f64, max_text: String, throw_if_exceeded: bool) -> Self {
-        // `as` saturates: 1e21 stays "more than any count".
-        let max = max_retries as u64;
-        Self {
-            engine: RetryEngine::new(max, max_text, throw_if_exceeded),
+pub fn retry_engine_create(max_retries: f64, throw_if_exceeded: bool) -> u32 {
+    // `as` saturates: 1e21 stays "more than any count".
+    let engine = Some(Arc::new(RetryEngine::new(
+        max_retries as u64,
+        throw_if_exceeded,
+    )));
+    let mut all = engines();
+    let index = match all.iter().position(Option::is_none) {
+        Some(free) => {
+            all[free] = engine;
+            free
         }
-    }
+        None => {
+            all.push(engine);
+            all.len() - 1
+        }
+    };
+    u32::try_from(index).unwrap_or(u32::MAX)
+}
 
-    #[napi]
-    pub fn failure(
-        &self,
-        scope: String,
-        tool: String,
-        details: String,
-        args: String,
-    ) -> FailureDecision {
-        to_js(self.engine.failure(&scope, &tool, &details, &args))
-    }
-
-    #[napi]
-    pub fn unknown_tool_failure(
-        &self,
-        scope: String,
-        tool: String,
-        details: String,
-        args: String,
-        available: Vec<String>,
-    ) -> FailureDecision {
-        to_js(self.engine.unknown_tool_failure(
-            &scope,
-            &tool,
-            &details,
-            &args,
-            available.iter().map(String::as_str),
-        ))
-    }
-
-    #[napi]
-    pub fn not_retryable(&self, tool: String, details: String, args: String) -> String {
-        self.engine.not_retryable(&tool, &details, &args)
-    }
-
-    /// Returns whether any count is left, so JavaScript can skip this call
-    /// while nothing has failed.
-    #[napi]
-    pub fn success(&self, scope: String, tool: String) -> bool {
-        self.engine.success(&scope, &tool)
-    }
-
-    /// Returns whether any count is left.
-    #[napi]
-    pub fn drop_scope(&self, scope: String) -> bool {
-        self.engine.drop_scope(&scope)
+/// Frees an engine whose plugin is gone. Idempotent.
+#[napi]
+pub fn retry_engine_release(id: u32) {
+    if let Some(slot) = engines().get_mut(id as usize) {
+        *slot = None;
     }
 }
 
-fn to_js(decision: Decision) -> FailureDecision {
+/// Splits `"<engine id>\0<scope>[\0<tool>]"`. Scopes are invocation ids
+/// (ADK's are `e-<uuid>`) or the global key and never hold a NUL; a tool
+/// name may (everything after the second NUL is the name).
+fn split_key(key: &str) -> Option<(Arc<RetryEngine>, &str, &str)> {
+    let (id, rest) = key.split_once('\0')?;
+    let engine = engine(id.parse().ok()?)?;
+    let (scope, tool) = rest.split_once('\0').unwrap_or((rest, ""));
+    Some((engine, scope, tool))
+}
+
+/// Counts a failure (key `"<id>\0<scope>\0<tool>"`): the retry count, or -1
+/// (exceeded guidance) / -2 (reject).
+#[napi]
+pub fn retry_failure(key: String) -> f64 {
+    split_key(&key).map_or(THROW, |(e, scope, tool)| encode(e.failure(scope, tool)))
+}
+
+/// Counts a failure of a tool name the agent does not have: the retry count,
+/// or -3 (answer the tool-not-found text).
+#[napi]
+pub fn retry_unknown_tool_failure(key: String) -> f64 {
+    split_key(&key).map_or(TOOL_NOT_FOUND, |(e, scope, tool)| {
+        encode(e.unknown_tool_failure(scope, tool))
+    })
+}
+
+/// A success (key `"<id>\0<scope>\0<tool>"`). Returns whether any count is
+/// left, so JavaScript can skip the call while nothing has failed.
+#[napi]
+pub fn retry_success(key: String) -> bool {
+    split_key(&key).is_some_and(|(e, scope, tool)| e.success(scope, tool))
+}
+
+/// Drops the counts of a scope (key `"<id>\0<scope>"`). Returns whether
+/// any count is left.
+#[napi]
+pub fn retry_drop_scope(key: String) -> bool {
+    split_key(&key).is_some_and(|(e, scope, _)| e.drop_scope(scope))
+}
+
+/// The fixed pieces of the guidance texts, in placeholder order (see
+/// `crate::retry::guidance`).
+#[napi(object)]
+pub struct GuidanceTexts {
+    /// Around: name, details, args, n, max.
+    pub retry: Vec<String>,
+    /// Around: name, max, details, args, name.
+    pub exceeded: Vec<String>,
+    /// Around: name, details, args, name.
+    pub not_retryable: Vec<String>,
+    /// Around: name, list; then the list separator and the empty-list word.
+    pub tool_not_found: Vec<String>,
+}
+
+#[napi]
+pub fn retry_guidance_texts() -> GuidanceTexts {
+    let owned = |pieces: &[&str]| pieces.iter().map(|p| (*p).to_owned()).collect();
+    GuidanceTexts {
+        retry: owned(&guidance::RETRY),
+        exceeded: owned(&guidance::EXCEEDED),
+        not_retryable: owned(&guidance::NOT_RETRYABLE),
+        tool_not_found: owned(&guidance::TOOL_NOT_FOUND),
+    }
+}
+
+fn encode(decision: Decision) -> f64 {
     match decision {
-        Decision::Retry { count, guidance } => FailureDecision {
-            kind: 0,
-            count: count as f64,
-            text: guidance,
-        },
-        Decision::Exceeded { guidance } => FailureDecision {
-            kind: 1,
-            count: 0.0,
-            text: guidance,
-        },
-        Decision::Throw => FailureDecision {
-            kind: 2,
-            count: 0.0,
-            text: String::new(),
-        },
-        Decision::ToolNotFound { text } => FailureDecision {
-            kind: 3,
-            count: 0.0,
-            text,
-        },
+        Decision::Retry { count } => count as f64,
+        Decision::Exceeded => EXCEEDED,
+        Decision::Throw => THROW,
+        Decision::ToolNotFound => TOOL_NOT_FOUND,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_reach_their_engine_scope_and_tool() {
+        let id = retry_engine_create(2.0, true);
+        let key = |scope: &str, tool: &str| format!("{id}\0{scope}\0{tool}");
+        assert_eq!(retry_failure(key("inv", "t")), 1.0);
+        assert_eq!(retry_failure(key("inv", "t")), 2.0);
+        assert_eq!(retry_failure(key("inv", "t")), THROW);
+        // A NUL inside a tool name stays part of the name.
+        assert_eq!(retry_failure(key("inv", "a\0b")), 1.0);
+        assert_eq!(retry_failure(key("", "t")), 1.0);
+        assert!(retry_success(key("inv", "t")));
+        assert_eq!(retry_failure(key("inv", "t")), 1.0);
+        assert!(retry_drop_scope(format!("{id}\0inv")));
+        assert!(!retry_drop_scope(format!("{id}\0")));
+        assert_eq!(retry_failure(key("inv", "a\0b")), 1.0);
+        retry_engine_release(id);
+    }
+
+    #[test]
+    fn unknown_tool_failures_are_never_thrown() {
+        let id = retry_engine_create(0.0, true);
+        let key = format!("{id}\0inv\0ghost");
+        assert_eq!(retry_unknown_tool_failure(key.clone()), TOOL_NOT_FOUND);
+        assert_eq!(retry_failure(key), THROW);
+        retry_engine_release(id);
+    }
+
+    #[test]
+    fn bad_keys_and_released_engines_do_nothing() {
+        assert!(!retry_success("nonsense".into()));
+        assert!(!retry_drop_scope("4294967295\0inv".into()));
+        let id = retry_engine_create(3.0, false);
+        retry_engine_release(id);
+        retry_engine_release(id);
+        assert!(!retry_success(format!("{id}\0inv\0t")));
+    }
+
+    #[test]
+    fn released_slots_are_reused() {
+        let a = retry_engine_create(1.0, true);
+        retry_engine_release(a);
+        let b = retry_engine_create(1.0, true);
+        // Another test may take the slot first; either way ids stay small.
+        assert!((b as usize) < engines().len());
+        retry_engine_release(b);
     }
 }

@@ -2,112 +2,99 @@
 //! (`/work/shared/specs/retry.md`). `details` and `args` arrive rendered by
 //! JavaScript, so they match what a JavaScript implementation would print.
 
-// The retry text, split at its placeholders: <name>, <details>, <args>, <n>, <max>.
-const RETRY_NAME: &str = "The call to tool `";
-const RETRY_DETAILS: &str = "` failed.\n\n**Error Details:**\n```\n";
-const RETRY_ARGS: &str = "\n```\n\n**Tool Arguments Used:**\n```json\n";
-const RETRY_N: &str = "\n```\n\n**Reflection Guidance:**\nThis is retry attempt **";
-const RETRY_MAX: &str = " of ";
-const RETRY_TAIL: &str = "**. Analyze the error and the arguments you provided. Do not repeat the exact same call. Consider the following before your next attempt:\n\n1.  **Invalid Parameters**: Does the error suggest that one or more arguments are incorrect, badly formatted, or missing? Review the tool's schema and your arguments.\n2.  **State or Preconditions**: Did a previous step fail or not produce the necessary state/resource for this tool to succeed?\n3.  **Alternative Approach**: Is this the right tool for the job? Could another tool or a different sequence of steps achieve the goal?\n4.  **Simplify the Task**: Can you break the problem down into smaller, simpler steps?\n5.  **Wrong Function Name**: Does the error indicates the tool is not found? Please check again and only use available tools.\n\nFormulate a new plan based on your analysis and try a corrected or different approach.";
+// Each text is a list of fixed pieces around its placeholders. The pieces are
+// also handed to JavaScript once (`crate::js::retry_plugin::guidance_texts`),
+// which joins them per failure: V8 joins strings without copying them, which
+// is cheaper than moving a 1.5 KB string across napi for every failure. The
+// renderers below are the reference the tests hold both sides to.
 
-// The exceeded text: <name>, <max>, <details>, <args>, <name>.
-const EXCEEDED_NAME: &str = "The tool `";
-const EXCEEDED_MAX: &str = "` has failed consecutively ";
-const EXCEEDED_DETAILS: &str =
-    " times and the retry limit has been exceeded.\n\n**Last Error:**\n```\n";
-// The non-retryable text is the exceeded text with this first line.
-const REJECTED_NAME: &str = "The tool `";
-const REJECTED_DETAILS: &str =
-    "` failed with an error that retrying cannot fix.\n\n**Last Error:**\n```\n";
+/// Retry text pieces around: name, details, args, n, max.
+pub const RETRY: [&str; 6] = [
+    "The call to tool `",
+    "` failed.\n\n**Error Details:**\n```\n",
+    "\n```\n\n**Tool Arguments Used:**\n```json\n",
+    "\n```\n\n**Reflection Guidance:**\nThis is retry attempt **",
+    " of ",
+    "**. Analyze the error and the arguments you provided. Do not repeat the exact same call. Consider the following before your next attempt:\n\n1.  **Invalid Parameters**: Does the error suggest that one or more arguments are incorrect, badly formatted, or missing? Review the tool's schema and your arguments.\n2.  **State or Preconditions**: Did a previous step fail or not produce the necessary state/resource for this tool to succeed?\n3.  **Alternative Approach**: Is this the right tool for the job? Could another tool or a different sequence of steps achieve the goal?\n4.  **Simplify the Task**: Can you break the problem down into smaller, simpler steps?\n5.  **Wrong Function Name**: Does the error indicates the tool is not found? Please check again and only use available tools.\n\nFormulate a new plan based on your analysis and try a corrected or different approach.",
+];
+
+/// Exceeded text pieces around: name, max, details, args, name.
+pub const EXCEEDED: [&str; 6] = [
+    "The tool `",
+    "` has failed consecutively ",
+    " times and the retry limit has been exceeded.\n\n**Last Error:**\n```\n",
+    LAST_ARGS,
+    FINAL_INSTRUCTION,
+    FINAL_TAIL,
+];
+
+/// Non-retryable text pieces around: name, details, args, name (the exceeded
+/// text with another first line).
+pub const NOT_RETRYABLE: [&str; 5] = [
+    "The tool `",
+    "` failed with an error that retrying cannot fix.\n\n**Last Error:**\n```\n",
+    LAST_ARGS,
+    FINAL_INSTRUCTION,
+    FINAL_TAIL,
+];
+
+/// Tool-not-found pieces around: name, the list; then the list separator and
+/// the word for an empty list.
+pub const TOOL_NOT_FOUND: [&str; 5] = [
+    "Invoking `",
+    "()` failed as no tool with that name is available. The tools you can call are: ",
+    ". You could retry, but it is IMPORTANT that you only call a tool from that list.",
+    ", ",
+    "none",
+];
+
 const LAST_ARGS: &str = "\n```\n\n**Last Arguments Used:**\n```json\n";
-const FINAL_NAME: &str = "\n```\n\n**Final Instruction:**\n**Do not attempt to use the `";
+const FINAL_INSTRUCTION: &str = "\n```\n\n**Final Instruction:**\n**Do not attempt to use the `";
 const FINAL_TAIL: &str = "` tool again for this task.** You must now try a different approach. Acknowledge the failure and devise a new strategy, potentially using other available tools or informing the user that the task cannot be completed.";
+
+/// Joins `pieces` around `values` (one fewer value than pieces).
+fn join(pieces: &[&str], values: &[&str]) -> String {
+    let len = pieces.iter().chain(values).map(|s| s.len()).sum();
+    let mut out = String::with_capacity(len);
+    for (i, piece) in pieces.iter().enumerate() {
+        out.push_str(piece);
+        if let Some(value) = values.get(i) {
+            out.push_str(value);
+        }
+    }
+    out
+}
 
 /// Guidance for failure `n` of at most `max` (the spec's texts need no
 /// trimming: each starts and ends with fixed words).
 pub fn retry(name: &str, details: &str, args: &str, n: u64, max: &str) -> String {
-    let n = n.to_string();
-    let mut out = String::with_capacity(
-        RETRY_TAIL.len() + 160 + 2 * name.len() + details.len() + args.len() + max.len(),
-    );
-    for piece in [
-        RETRY_NAME,
-        name,
-        RETRY_DETAILS,
-        details,
-        RETRY_ARGS,
-        args,
-        RETRY_N,
-        &n,
-        RETRY_MAX,
-        max,
-        RETRY_TAIL,
-    ] {
-        out.push_str(piece);
-    }
-    out
+    join(&RETRY, &[name, details, args, &n.to_string(), max])
 }
 
 /// Guidance once the limit of `max` failures is exceeded.
 pub fn exceeded(name: &str, details: &str, args: &str, max: &str) -> String {
-    let mut out = String::with_capacity(
-        FINAL_TAIL.len() + 260 + 2 * name.len() + details.len() + args.len() + max.len(),
-    );
-    for piece in [
-        EXCEEDED_NAME,
-        name,
-        EXCEEDED_MAX,
-        max,
-        EXCEEDED_DETAILS,
-        details,
-        LAST_ARGS,
-        args,
-        FINAL_NAME,
-        name,
-        FINAL_TAIL,
-    ] {
-        out.push_str(piece);
-    }
-    out
+    join(&EXCEEDED, &[name, max, details, args, name])
 }
 
 /// Guidance for a failure the retry predicate rejected.
 pub fn not_retryable(name: &str, details: &str, args: &str) -> String {
-    let mut out =
-        String::with_capacity(FINAL_TAIL.len() + 260 + 2 * name.len() + details.len() + args.len());
-    for piece in [
-        REJECTED_NAME,
-        name,
-        REJECTED_DETAILS,
-        details,
-        LAST_ARGS,
-        args,
-        FINAL_NAME,
-        name,
-        FINAL_TAIL,
-    ] {
-        out.push_str(piece);
-    }
-    out
+    join(&NOT_RETRYABLE, &[name, details, args, name])
 }
 
 /// The `error` text for a tool name the agent does not have, once its
 /// failures exceed the limit. `available` lists the agent's tools in
 /// declaration order.
 pub fn tool_not_found<'a>(name: &str, available: impl IntoIterator<Item = &'a str>) -> String {
-    let mut list = String::new();
-    for tool in available {
-        if !list.is_empty() {
-            list.push_str(", ");
-        }
-        list.push_str(tool);
-    }
-    if list.is_empty() {
-        list.push_str("none");
-    }
-    format!(
-        "Invoking `{name}()` failed as no tool with that name is available. The tools you can call are: {list}. You could retry, but it is IMPORTANT that you only call a tool from that list."
-    )
+    let list = available
+        .into_iter()
+        .collect::<Vec<_>>()
+        .join(TOOL_NOT_FOUND[3]);
+    let list = if list.is_empty() {
+        TOOL_NOT_FOUND[4]
+    } else {
+        &list
+    };
+    join(&TOOL_NOT_FOUND[..3], &[name, list])
 }
 
 #[cfg(test)]
