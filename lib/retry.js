@@ -332,6 +332,9 @@ class ReflectAndRetryToolPlugin {
   #engine
   // "<engine id>\0": the start of every key the native functions take.
   #keyPrefix
+  #lastScope
+  #lastTool
+  #lastKey
   // False while no count exists anywhere: a success then needs no native call.
   #mayHaveCounts = false
 
@@ -464,10 +467,17 @@ class ReflectAndRetryToolPlugin {
     return PASS
   }
 
-  // "<engine id>\0<scope key>\0<tool name>" (src/js/retry_plugin.rs).
+  // "<engine id>\0<scope key>\0<tool name>" (src/js/retry_plugin.rs). A
+  // retry loop repeats the same key: reusing the last one spares building
+  // and flattening a new string before each native call.
   #key(toolContext, toolName) {
     const scope = this.#scope === TrackingScope.GLOBAL ? GLOBAL_SCOPE_KEY : invocationIdOf(toolContext)
-    return this.#keyPrefix + scope + '\0' + toolName
+    if (scope !== this.#lastScope || toolName !== this.#lastTool) {
+      this.#lastScope = scope
+      this.#lastTool = toolName
+      this.#lastKey = this.#keyPrefix + scope + '\0' + toolName
+    }
+    return this.#lastKey
   }
 
   // A failure: thrown by the tool, or found in its result (`foundInResult`).

@@ -1,1 +1,2 @@
+mod key_arg;
 mod retry_plugin;

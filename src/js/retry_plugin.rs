@@ -8,14 +8,14 @@
 //! number ~0.06 µs. The failure path must cost no more than a plain
 //! JavaScript plugin's, so the engine id, scope and tool travel as one key
 //! string `"<engine id>\0<scope>\0<tool>"` (see `split_key`), read as UTF-16
-//! (a copy; reading UTF-8 makes V8 measure and transcode it first, ~0.1 µs
-//! more per call). The guidance
+//! in one call (`KeyArg`; reading UTF-8 makes V8 measure and transcode it
+//! first, ~0.1 µs more per call). The guidance
 //! texts are handed over once, as the pieces between their placeholders
 //! (`crate::retry::guidance`), and joined in JavaScript.
 
+use super::key_arg::KeyArg;
 use crate::retry::guidance;
 use crate::retry::{Decision, RetryEngine};
-use napi::bindgen_prelude::Utf16String;
 use napi_derive::napi;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -75,7 +75,7 @@ pub fn retry_engine_release(id: u32) {
 /// UTF-16 to UTF-8 in one allocation; keys are nearly always ASCII, which
 /// `String::from_utf16_lossy` converts a char at a time. Lone surrogates
 /// become U+FFFD, as there.
-fn utf16_to_string(units: &[u16]) -> String {
+pub(super) fn utf16_to_string(units: &[u16]) -> String {
     if units.iter().all(|&u| u < 0x80) {
         // ASCII: every unit is one byte (so from_utf8 cannot fail).
         let bytes: Vec<u8> = units.iter().map(|&u| u as u8).collect();
@@ -99,16 +99,15 @@ fn split_key(key: &str) -> Option<(Arc<RetryEngine>, &str, &str)> {
 /// Counts a failure (key `"<id>\0<scope>\0<tool>"`): the retry count, or -1
 /// (exceeded guidance) / -2 (reject).
 #[napi]
-pub fn retry_failure(key: Utf16String) -> f64 {
-    split_key(&utf16_to_string(&key))
-        .map_or(THROW, |(e, scope, tool)| encode(e.failure(scope, tool)))
+pub fn retry_failure(#[napi(ts_arg_type = "string")] key: KeyArg) -> f64 {
+    split_key(&key.0).map_or(THROW, |(e, scope, tool)| encode(e.failure(scope, tool)))
 }
 
 /// Counts a failure of a tool name the agent does not have: the retry count,
 /// or -3 (answer the tool-not-found text).
 #[napi]
-pub fn retry_unknown_tool_failure(key: Utf16String) -> f64 {
-    split_key(&utf16_to_string(&key)).map_or(TOOL_NOT_FOUND, |(e, scope, tool)| {
+pub fn retry_unknown_tool_failure(#[napi(ts_arg_type = "string")] key: KeyArg) -> f64 {
+    split_key(&key.0).map_or(TOOL_NOT_FOUND, |(e, scope, tool)| {
         encode(e.unknown_tool_failure(scope, tool))
     })
 }
@@ -116,15 +115,15 @@ pub fn retry_unknown_tool_failure(key: Utf16String) -> f64 {
 /// A success (key `"<id>\0<scope>\0<tool>"`). Returns whether any count is
 /// left, so JavaScript can skip the call while nothing has failed.
 #[napi]
-pub fn retry_success(key: Utf16String) -> bool {
-    split_key(&utf16_to_string(&key)).is_some_and(|(e, scope, tool)| e.success(scope, tool))
+pub fn retry_success(#[napi(ts_arg_type = "string")] key: KeyArg) -> bool {
+    split_key(&key.0).is_some_and(|(e, scope, tool)| e.success(scope, tool))
 }
 
 /// Drops the counts of a scope (key `"<id>\0<scope>"`). Returns whether
 /// any count is left.
 #[napi]
-pub fn retry_drop_scope(key: Utf16String) -> bool {
-    split_key(&utf16_to_string(&key)).is_some_and(|(e, scope, _)| e.drop_scope(scope))
+pub fn retry_drop_scope(#[napi(ts_arg_type = "string")] key: KeyArg) -> bool {
+    split_key(&key.0).is_some_and(|(e, scope, _)| e.drop_scope(scope))
 }
 
 /// The fixed pieces of the guidance texts, in placeholder order (see
@@ -165,8 +164,8 @@ fn encode(decision: Decision) -> f64 {
 mod tests {
     use super::*;
 
-    fn k(key: String) -> Utf16String {
-        Utf16String::from(key)
+    fn k(key: String) -> KeyArg {
+        KeyArg(key)
     }
 
     #[test]
