@@ -39,10 +39,11 @@ export declare function retryFailure(key: string): number
 export declare function retryGuidanceTexts(): GuidanceTexts
 
 /**
- * A success (key `"<id>\0<scope>\0<tool>"`). Returns whether any count is
- * left, so JavaScript can skip the call while nothing has failed.
+ * A success (key `"<id>\0<scope>\0<tool>"`). Returns what is left, so
+ * JavaScript can skip later calls: 0 nothing, 1 other tools' counts only,
+ * 2 this tool is still counted in another scope.
  */
-export declare function retrySuccess(key: string): boolean
+export declare function retrySuccess(key: string): number
 
 /**
  * Counts a failure of a tool name the agent does not have: the retry count,

@@ -274,3 +274,27 @@ test('a predicate that throws rejects the callback with its error', async () => 
   } });
   await assert.rejects(fail(plugin), (e) => e === bug);
 });
+
+test('successes reset only their own (scope, tool), whatever else is pending', async () => {
+  const plugin = new ReflectAndRetryToolPlugin({ maxRetries: 10 });
+  const ok = (name, id) => plugin.afterToolCallback({ tool: tool(name), toolArgs: {}, toolContext: ctx(id), result: { ok: true } });
+  await fail(plugin, { name: 'a', context: ctx('i1') });
+  await fail(plugin, { name: 'a', context: ctx('i2') });
+  await fail(plugin, { name: 'b', context: ctx('i1') });
+  await ok('a', 'i1'); // 'a' still pending in i2
+  await ok('c', 'i1'); // never failed
+  assert.equal((await fail(plugin, { name: 'a', context: ctx('i1') })).retry_count, 1);
+  assert.equal((await fail(plugin, { name: 'a', context: ctx('i2') })).retry_count, 2);
+  assert.equal((await fail(plugin, { name: 'b', context: ctx('i1') })).retry_count, 2);
+  await ok('a', 'i2');
+  await ok('a', 'i1');
+  await ok('b', 'i1'); // nothing left anywhere
+  assert.equal((await fail(plugin, { name: 'b', context: ctx('i1') })).retry_count, 1);
+  // Ending an invocation, then a success of a tool whose count went with it.
+  await fail(plugin, { name: 'd', context: ctx('i3') });
+  await plugin.afterRunCallback({ invocationContext: { invocationId: 'i3' } });
+  await ok('d', 'i3');
+  await ok('b', 'i1');
+  assert.equal((await fail(plugin, { name: 'b', context: ctx('i1') })).retry_count, 1);
+  assert.equal((await fail(plugin, { name: 'd', context: ctx('i3') })).retry_count, 1);
+});

@@ -34,6 +34,10 @@ const engines = new FinalizationRegistry(retryEngineRelease)
 const EXCEEDED = -1
 const REJECT = -2
 const NOT_FOUND = -3
+// retrySuccess answers what is left: nothing, other tools' counts only, or
+// this tool's counts in other scopes.
+const NOTHING_LEFT = 0
+const OTHER_TOOLS_LEFT = 1
 
 // The guidance texts are Rust's (src/retry/guidance.rs), fetched once as the
 // fixed pieces between their placeholders. Joining them here makes V8 cons
@@ -335,8 +339,12 @@ class ReflectAndRetryToolPlugin {
   #lastScope
   #lastTool
   #lastKey
-  // False while no count exists anywhere: a success then needs no native call.
+  // False while no count exists anywhere: ending an invocation then needs
+  // no native call.
   #mayHaveCounts = false
+  // Tool names that may hold a count in some scope: a success of any other
+  // tool needs no native call. Emptied whenever nothing is counted.
+  #counted = new Set()
 
   constructor(options) {
     const o = validateOptions(options)
@@ -380,7 +388,7 @@ class ReflectAndRetryToolPlugin {
   finishInterruptedInvocation(invocationId) {
     if (typeof invocationId !== 'string' || this.#scope !== TrackingScope.INVOCATION || !this.#mayHaveCounts) return
     try {
-      this.#mayHaveCounts = retryDropScope(this.#keyPrefix + invocationId)
+      this.#dropScope(invocationId)
     } catch {
       // never throws
     }
@@ -400,7 +408,7 @@ class ReflectAndRetryToolPlugin {
     if (this.#scope === TrackingScope.INVOCATION && this.#mayHaveCounts) {
       const id = invocationIdOf(readOr(params, 'invocationContext', undefined))
       try {
-        this.#mayHaveCounts = retryDropScope(this.#keyPrefix + id)
+        this.#dropScope(id)
       } catch {
         // a bad id changes nothing
       }
@@ -460,10 +468,22 @@ class ReflectAndRetryToolPlugin {
     return this.#onFailure(tool, toolArgs, toolContext, found, true)
   }
 
+  #dropScope(invocationId) {
+    if (!retryDropScope(this.#keyPrefix + invocationId)) this.#nothingCounted()
+  }
+
+  #nothingCounted() {
+    this.#mayHaveCounts = false
+    this.#counted.clear()
+  }
+
   #success(tool, toolContext) {
-    if (this.#mayHaveCounts) {
-      this.#mayHaveCounts = retrySuccess(this.#key(toolContext, toolNameOf(tool)))
-    }
+    if (this.#counted.size === 0) return PASS
+    const name = toolNameOf(tool)
+    if (!this.#counted.has(name)) return PASS
+    const left = retrySuccess(this.#key(toolContext, name))
+    if (left === NOTHING_LEFT) this.#nothingCounted()
+    else if (left === OTHER_TOOLS_LEFT) this.#counted.delete(name)
     return PASS
   }
 
@@ -512,7 +532,13 @@ class ReflectAndRetryToolPlugin {
     const name = toolNameOf(tool)
     const key = this.#key(toolContext, name)
     this.#mayHaveCounts = true
-    const decision = tool instanceof MissingTool ? retryUnknownToolFailure(key) : retryFailure(key)
+    let decision
+    if (tool instanceof MissingTool) {
+      decision = retryUnknownToolFailure(key) // never succeeds, so not in #counted
+    } else {
+      this.#counted.add(name)
+      decision = retryFailure(key)
+    }
     if (decision === REJECT) {
       // onToolErrorCallback rethrows the very Error it was given.
       return Promise.reject(foundInResult && !isError(error) ? new Error(RESULT_ERROR_EXCEEDED) : error)

@@ -15,7 +15,7 @@
 
 use super::key_arg::KeyArg;
 use crate::retry::guidance;
-use crate::retry::{Decision, RetryEngine};
+use crate::retry::{Decision, Remaining, RetryEngine};
 use napi_derive::napi;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -112,11 +112,16 @@ pub fn retry_unknown_tool_failure(#[napi(ts_arg_type = "string")] key: KeyArg) -
     })
 }
 
-/// A success (key `"<id>\0<scope>\0<tool>"`). Returns whether any count is
-/// left, so JavaScript can skip the call while nothing has failed.
+/// A success (key `"<id>\0<scope>\0<tool>"`). Returns what is left, so
+/// JavaScript can skip later calls: 0 nothing, 1 other tools' counts only,
+/// 2 this tool is still counted in another scope.
 #[napi]
-pub fn retry_success(#[napi(ts_arg_type = "string")] key: KeyArg) -> bool {
-    split_key(&key.0).is_some_and(|(e, scope, tool)| e.success(scope, tool))
+pub fn retry_success(#[napi(ts_arg_type = "string")] key: KeyArg) -> u32 {
+    split_key(&key.0).map_or(0, |(e, scope, tool)| match e.success(scope, tool) {
+        Remaining::Nothing => 0,
+        Remaining::OtherTools => 1,
+        Remaining::ThisTool => 2,
+    })
 }
 
 /// Drops the counts of a scope (key `"<id>\0<scope>"`). Returns whether
@@ -178,7 +183,8 @@ mod tests {
         // A NUL inside a tool name stays part of the name.
         assert_eq!(retry_failure(k(key("inv", "a\0b"))), 1.0);
         assert_eq!(retry_failure(k(key("", "t"))), 1.0);
-        assert!(retry_success(k(key("inv", "t"))));
+        // "t" is still counted under the empty scope.
+        assert_eq!(retry_success(k(key("inv", "t"))), 2);
         assert_eq!(retry_failure(k(key("inv", "t"))), 1.0);
         assert!(retry_drop_scope(k(format!("{id}\0inv"))));
         assert!(!retry_drop_scope(k(format!("{id}\0"))));
@@ -197,12 +203,12 @@ mod tests {
 
     #[test]
     fn bad_keys_and_released_engines_do_nothing() {
-        assert!(!retry_success(k("nonsense".into())));
+        assert_eq!(retry_success(k("nonsense".into())), 0);
         assert!(!retry_drop_scope(k("4294967295\0inv".into())));
         let id = retry_engine_create(3.0, false);
         retry_engine_release(id);
         retry_engine_release(id);
-        assert!(!retry_success(k(format!("{id}\0inv\0t"))));
+        assert_eq!(retry_success(k(format!("{id}\0inv\0t"))), 0);
     }
 
     #[test]

@@ -1,7 +1,28 @@
 //! Consecutive-failure counts per (scope key, tool name).
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+/// What is left after a success, so the caller can skip later calls while
+/// nothing it would ask about is counted.
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+pub enum Remaining {
+    /// No count in any scope.
+    Nothing,
+    /// Counts of other tools only.
+    OtherTools,
+    /// This tool still has a count in some other scope.
+    ThisTool,
+}
+
+#[derive(Default)]
+struct Table {
+    // scope key -> tool name -> consecutive failures. A scope with no tool
+    // left is removed, so memory is bounded by scopes holding a failure.
+    scopes: HashMap<String, HashMap<String, u64>>,
+    // tool name -> how many scopes hold a count for it.
+    tools: HashMap<String, usize>,
+}
 
 /// Counts shared by every callback of one plugin instance. Each operation
 /// takes the lock once, so a read-modify-write is atomic even when callers
@@ -9,9 +30,7 @@ use std::sync::Mutex;
 /// rely on it).
 #[derive(Default)]
 pub struct FailureCounts {
-    // scope key -> tool name -> consecutive failures. A scope with no tool
-    // left is removed, so memory is bounded by scopes holding a failure.
-    scopes: Mutex<HashMap<String, HashMap<String, u64>>>,
+    table: Mutex<Table>,
 }
 
 impl FailureCounts {
@@ -21,46 +40,68 @@ impl FailureCounts {
 
     /// Adds one failure and returns the new count.
     pub fn increment(&self, scope: &str, tool: &str) -> u64 {
-        let mut scopes = self.lock();
+        let mut table = self.lock();
         // get_mut first: the common repeat failure allocates no key.
-        if let Some(tools) = scopes.get_mut(scope) {
-            if let Some(count) = tools.get_mut(tool) {
-                *count = count.saturating_add(1);
-                return *count;
-            }
-            tools.insert(tool.to_owned(), 1);
-            return 1;
+        if let Some(count) = table.scopes.get_mut(scope).and_then(|t| t.get_mut(tool)) {
+            *count = count.saturating_add(1);
+            return *count;
         }
-        let mut tools = HashMap::with_capacity(1);
-        tools.insert(tool.to_owned(), 1);
-        scopes.insert(scope.to_owned(), tools);
+        match table.scopes.get_mut(scope) {
+            Some(tools) => {
+                tools.insert(tool.to_owned(), 1);
+            }
+            None => {
+                let tools = HashMap::from([(tool.to_owned(), 1)]);
+                table.scopes.insert(scope.to_owned(), tools);
+            }
+        }
+        match table.tools.get_mut(tool) {
+            Some(scopes) => *scopes += 1,
+            None => {
+                table.tools.insert(tool.to_owned(), 1);
+            }
+        }
         1
     }
 
-    /// Forgets one tool's failures (a success). Returns whether any count
-    /// is left in any scope, so callers can skip the next call while none is.
-    pub fn reset(&self, scope: &str, tool: &str) -> bool {
-        let mut scopes = self.lock();
-        if let Some(tools) = scopes.get_mut(scope) {
-            tools.remove(tool);
-            if tools.is_empty() {
+    /// Forgets one tool's failures in one scope (a success).
+    pub fn reset(&self, scope: &str, tool: &str) -> Remaining {
+        let mut table = self.lock();
+        let Table { scopes, tools } = &mut *table;
+        if let Some(in_scope) = scopes.get_mut(scope) {
+            if in_scope.remove(tool).is_some() {
+                forget_one(tools, tool);
+            }
+            if in_scope.is_empty() {
                 scopes.remove(scope);
             }
         }
-        !scopes.is_empty()
+        if scopes.is_empty() {
+            Remaining::Nothing
+        } else if tools.contains_key(tool) {
+            Remaining::ThisTool
+        } else {
+            Remaining::OtherTools
+        }
     }
 
     /// Forgets every count of a scope (an invocation that ended). Returns
     /// whether any count is left in any scope.
     pub fn drop_scope(&self, scope: &str) -> bool {
-        let mut scopes = self.lock();
-        scopes.remove(scope);
+        let mut table = self.lock();
+        let Table { scopes, tools } = &mut *table;
+        if let Some(dropped) = scopes.remove(scope) {
+            for tool in dropped.keys() {
+                forget_one(tools, tool);
+            }
+        }
         !scopes.is_empty()
     }
 
     /// The current count, 0 when none.
     pub fn get(&self, scope: &str, tool: &str) -> u64 {
         self.lock()
+            .scopes
             .get(scope)
             .and_then(|tools| tools.get(tool))
             .copied()
@@ -69,21 +110,34 @@ impl FailureCounts {
 
     /// Scopes currently holding at least one failure.
     pub fn scope_count(&self) -> usize {
-        self.lock().len()
+        self.lock().scopes.len()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, HashMap<String, u64>>> {
+    /// Tool names currently counted in some scope.
+    pub fn tool_count(&self) -> usize {
+        self.lock().tools.len()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Table> {
         // A panic while holding the lock leaves plain integers behind, which
         // are still consistent: keep using them rather than failing forever.
-        self.scopes
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.table.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// One scope fewer holds `tool`.
+fn forget_one(tools: &mut HashMap<String, usize>, tool: &str) {
+    if let Some(scopes) = tools.get_mut(tool) {
+        *scopes -= 1;
+        if *scopes == 0 {
+            tools.remove(tool);
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::FailureCounts;
+    use super::{FailureCounts, Remaining};
     use std::sync::Arc;
 
     #[test]
@@ -102,27 +156,40 @@ mod tests {
         let c = FailureCounts::new();
         c.increment("s", "a");
         c.increment("s", "b");
-        assert!(c.reset("s", "a"));
+        assert_eq!(c.reset("s", "a"), Remaining::OtherTools);
         assert_eq!(c.get("s", "a"), 0);
         assert_eq!(c.get("s", "b"), 1);
         assert_eq!(c.scope_count(), 1);
-        assert!(!c.reset("s", "b"));
+        assert_eq!(c.reset("s", "b"), Remaining::Nothing);
         assert_eq!(c.scope_count(), 0);
-        assert!(!c.reset("unknown", "x"));
-        assert_eq!(c.scope_count(), 0);
+        assert_eq!(c.reset("unknown", "x"), Remaining::Nothing);
+        assert_eq!(c.tool_count(), 0);
+    }
+
+    #[test]
+    fn reset_says_when_the_tool_is_still_counted_elsewhere() {
+        let c = FailureCounts::new();
+        c.increment("inv1", "a");
+        c.increment("inv2", "a");
+        assert_eq!(c.reset("inv1", "a"), Remaining::ThisTool);
+        assert_eq!(c.reset("inv3", "a"), Remaining::ThisTool);
+        assert_eq!(c.reset("inv2", "a"), Remaining::Nothing);
     }
 
     #[test]
     fn drop_scope_keeps_other_scopes() {
         let c = FailureCounts::new();
         c.increment("inv1", "a");
+        c.increment("inv1", "b");
         c.increment("global", "a");
         assert!(c.drop_scope("inv1"));
         assert!(c.drop_scope("inv1"));
         assert_eq!(c.get("inv1", "a"), 0);
         assert_eq!(c.get("global", "a"), 1);
+        assert_eq!(c.tool_count(), 1);
         assert!(!c.drop_scope("global"));
         assert_eq!(c.scope_count(), 0);
+        assert_eq!(c.tool_count(), 0);
     }
 
     #[test]

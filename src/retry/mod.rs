@@ -6,4 +6,5 @@ pub mod counts;
 pub mod engine;
 pub mod guidance;
 
+pub use counts::Remaining;
 pub use engine::{Decision, RetryEngine};
