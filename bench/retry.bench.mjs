@@ -164,7 +164,16 @@ const fresh = () => [new ReflectAndRetryToolPlugin({ maxRetries: 1e9 }), new JsR
     ['js', () => js.afterToolCallback(ok)],
   ]);
   console.log(`${'afterToolCallback (success)'.padEnd(35)}${fmt(n)}  ${fmt(j)}    ${ratio(n, j)}`);
-  // Another invocation holds a failure: the native plugin must ask Rust.
+  // Another tool has a pending failure: still no native call.
+  const otherTool = { ...params.onToolErrorCallback, tool: { name: 'get_time' } };
+  await native.onToolErrorCallback(otherTool);
+  await js.onToolErrorCallback(otherTool);
+  const [n1, j1] = await compare([
+    ['native', () => native.afterToolCallback(ok)],
+    ['js', () => js.afterToolCallback(ok)],
+  ]);
+  console.log(`${'  ... another tool failing'.padEnd(35)}${fmt(n1)}  ${fmt(j1)}    ${ratio(n1, j1)}`);
+  // The same tool failed in another invocation: the native plugin asks Rust.
   const other = { ...params.onToolErrorCallback, toolContext: { invocationId: 'e-other' } };
   await native.onToolErrorCallback(other);
   await js.onToolErrorCallback(other);
@@ -172,7 +181,7 @@ const fresh = () => [new ReflectAndRetryToolPlugin({ maxRetries: 1e9 }), new JsR
     ['native', () => native.afterToolCallback(ok)],
     ['js', () => js.afterToolCallback(ok)],
   ]);
-  console.log(`${'  ... a failure pending elsewhere'.padEnd(35)}${fmt(n2)}  ${fmt(j2)}    ${ratio(n2, j2)}`);
+  console.log(`${'  ... same tool failing elsewhere'.padEnd(35)}${fmt(n2)}  ${fmt(j2)}    ${ratio(n2, j2)}`);
 }
 
 // --- whole runs ---------------------------------------------------------------
