@@ -434,7 +434,11 @@ class ReflectAndRetryToolPlugin {
     } catch {
       // no params: a failure with nothing known about it
     }
-    return this.#onFailure(tool, toolArgs, toolContext, error, false)
+    try {
+      return this.#onFailure(tool, toolArgs, toolContext, error, false)
+    } catch (e) {
+      return Promise.reject(e) // always a Promise, even for a bug of ours
+    }
   }
 
   afterToolCallback(params) {
@@ -449,18 +453,17 @@ class ReflectAndRetryToolPlugin {
     } catch {
       return PASS // unreadable params or result: nothing to count
     }
-    const extractor = this.#extractor
-    if (extractor === undefined) return this.#success(tool, toolContext)
-    let found
     try {
-      found = extractor({ tool, toolArgs, toolContext, result })
+      const extractor = this.#extractor
+      if (extractor === undefined) return this.#success(tool, toolContext)
+      const found = extractor({ tool, toolArgs, toolContext, result })
+      if (isThenable(found)) {
+        return Promise.resolve(found).then((value) => this.#afterExtract(tool, toolArgs, toolContext, value))
+      }
+      return this.#afterExtract(tool, toolArgs, toolContext, found)
     } catch (e) {
-      return Promise.reject(e)
+      return Promise.reject(e) // the extractor threw (or a bug of ours): still a Promise
     }
-    if (isThenable(found)) {
-      return Promise.resolve(found).then((value) => this.#afterExtract(tool, toolArgs, toolContext, value))
-    }
-    return this.#afterExtract(tool, toolArgs, toolContext, found)
   }
 
   #afterExtract(tool, toolArgs, toolContext, found) {
