@@ -16,12 +16,6 @@ export interface GuidanceTexts {
 }
 
 /**
- * Drops the counts of a scope (key `"<id>\0<scope>"`). Returns whether
- * any count is left.
- */
-export declare function retryDropScope(key: string): boolean
-
-/**
  * Creates the engine of one plugin instance and returns its id.
  * `max_retries` is validated in JavaScript (a non-negative integer).
  */
@@ -30,23 +24,10 @@ export declare function retryEngineCreate(maxRetries: number, throwIfExceeded: b
 /** Frees an engine whose plugin is gone. Idempotent. */
 export declare function retryEngineRelease(id: number): void
 
-/**
- * Counts a failure (key `"<id>\0<scope>\0<tool>"`): the retry count, or -1
- * (exceeded guidance) / -2 (reject).
- */
-export declare function retryFailure(key: string): number
-
 export declare function retryGuidanceTexts(): GuidanceTexts
 
 /**
- * A success (key `"<id>\0<scope>\0<tool>"`). Returns what is left, so
- * JavaScript can skip later calls: 0 nothing, 1 other tools' counts only,
- * 2 this tool is still counted in another scope.
+ * The per-failure calls, each taking one key string (see
+ * `retry_plugin::split_key`).
  */
-export declare function retrySuccess(key: string): number
-
-/**
- * Counts a failure of a tool name the agent does not have: the retry count,
- * or -3 (answer the tool-not-found text).
- */
-export declare function retryUnknownToolFailure(key: string): number
+export declare function retryHotCalls(): { retryFailure(key: string): number; retryUnknownToolFailure(key: string): number; retrySuccess(key: string): number; retryDropScope(key: string): boolean }

@@ -572,10 +572,7 @@ if (!nativeBinding) {
 }
 
 module.exports = nativeBinding
-module.exports.retryDropScope = nativeBinding.retryDropScope
 module.exports.retryEngineCreate = nativeBinding.retryEngineCreate
 module.exports.retryEngineRelease = nativeBinding.retryEngineRelease
-module.exports.retryFailure = nativeBinding.retryFailure
 module.exports.retryGuidanceTexts = nativeBinding.retryGuidanceTexts
-module.exports.retrySuccess = nativeBinding.retrySuccess
-module.exports.retryUnknownToolFailure = nativeBinding.retryUnknownToolFailure
+module.exports.retryHotCalls = nativeBinding.retryHotCalls

@@ -9,15 +9,9 @@
 // shared pre-resolved PASS promise.
 const { types } = require('node:util')
 const { fillPassThroughCallbacks, PASS } = require('./plugin_shell.js')
-const {
-  retryDropScope,
-  retryEngineCreate,
-  retryEngineRelease,
-  retryFailure,
-  retryGuidanceTexts,
-  retrySuccess,
-  retryUnknownToolFailure,
-} = require('../binding.js')
+const { retryEngineCreate, retryEngineRelease, retryGuidanceTexts, retryHotCalls } = require('../binding.js')
+// The per-failure calls: plain N-API callbacks taking one key string.
+const { retryFailure, retryUnknownToolFailure, retrySuccess, retryDropScope } = retryHotCalls()
 const { noteInvocationStarted } = require('./run_guarded.js')
 
 const TrackingScope = Object.freeze({ INVOCATION: 'invocation', GLOBAL: 'global' })

@@ -1,17 +1,52 @@
 //! The key string the retry functions take, read with one napi call into a
 //! stack buffer. napi-rs's own string arguments ask V8 for the length first,
-//! then copy into a zeroed heap buffer: two crossings and an allocation per
-//! argument, which is most of what a failure costs on the Rust side.
+//! then copy into a zeroed heap buffer and build a heap String: two
+//! crossings and two allocations per argument, which was most of what a
+//! failure cost on the Rust side.
 
-use super::retry_plugin::utf16_to_string;
 use napi::bindgen_prelude::{FromNapiValue, TypeName, Utf16String, ValidateNapiValue, ValueType};
 use napi::{check_status, sys};
 
-/// A JavaScript string argument, as UTF-8.
-pub struct KeyArg(pub String);
-
 // Keys are "<engine id>\0<invocation id>\0<tool name>": ~60 units in practice.
 const STACK_UNITS: usize = 256;
+
+/// A JavaScript string argument: ASCII kept on the stack, anything else (or
+/// anything longer) converted to a heap String.
+// It lives on the stack for one call; keeping it off the heap is the point.
+#[allow(clippy::large_enum_variant)]
+pub enum KeyArg {
+    Ascii([u8; STACK_UNITS], usize),
+    Other(String),
+}
+
+impl KeyArg {
+    pub fn as_str(&self) -> &str {
+        match self {
+            // Only ASCII bytes are stored here, so this never fails.
+            KeyArg::Ascii(bytes, len) => std::str::from_utf8(&bytes[..*len]).unwrap_or_default(),
+            KeyArg::Other(text) => text,
+        }
+    }
+}
+
+impl From<&str> for KeyArg {
+    fn from(text: &str) -> Self {
+        let units: Vec<u16> = text.encode_utf16().collect();
+        from_units(&units)
+    }
+}
+
+fn from_units(units: &[u16]) -> KeyArg {
+    if units.len() <= STACK_UNITS && units.iter().all(|&u| u < 0x80) {
+        let mut bytes = [0u8; STACK_UNITS];
+        for (byte, &unit) in bytes.iter_mut().zip(units) {
+            *byte = unit as u8; // < 0x80: the same code point
+        }
+        return KeyArg::Ascii(bytes, units.len());
+    }
+    // Lone surrogates become U+FFFD.
+    KeyArg::Other(String::from_utf16_lossy(units))
+}
 
 impl FromNapiValue for KeyArg {
     unsafe fn from_napi_value(env: sys::napi_env, value: sys::napi_value) -> napi::Result<Self> {
@@ -32,12 +67,12 @@ impl FromNapiValue for KeyArg {
             "retry key must be a string"
         )?;
         if written < STACK_UNITS - 1 {
-            return Ok(KeyArg(utf16_to_string(&buf[..written])));
+            return Ok(from_units(&buf[..written]));
         }
         // Possibly cut short: read it whole the usual way.
-        // SAFETY: same env and value the caller gave us.
+        // SAFETY: the env and value the caller gave us.
         let whole = unsafe { Utf16String::from_napi_value(env, value) }?;
-        Ok(KeyArg(utf16_to_string(&whole)))
+        Ok(from_units(&whole))
     }
 }
 
@@ -52,3 +87,22 @@ impl TypeName for KeyArg {
 }
 
 impl ValidateNapiValue for KeyArg {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn converts_like_javascript_strings() {
+        assert_eq!(
+            KeyArg::from("e-1\0get_weather").as_str(),
+            "e-1\0get_weather"
+        );
+        assert_eq!(KeyArg::from("météo ✓ 😀").as_str(), "météo ✓ 😀");
+        assert_eq!(from_units(&[0x61, 0xD800, 0x62]).as_str(), "a\u{FFFD}b");
+        assert_eq!(KeyArg::from("").as_str(), "");
+        let long = "x".repeat(STACK_UNITS + 5);
+        assert_eq!(KeyArg::from(long.as_str()).as_str(), long);
+        assert!(matches!(KeyArg::from("abc"), KeyArg::Ascii(..)));
+    }
+}

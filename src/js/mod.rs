@@ -1,2 +1,3 @@
+mod hot_calls;
 mod key_arg;
 mod retry_plugin;
