@@ -28,6 +28,6 @@ export declare function retryGuidanceTexts(): GuidanceTexts
 
 /**
  * The per-failure calls, each taking one key string (see
- * `retry_plugin::split_key`).
+ * `retry_plugin::with_key`).
  */
 export declare function retryHotCalls(): { retryFailure(key: string): number; retryUnknownToolFailure(key: string): number; retrySuccess(key: string): number; retryDropScope(key: string): boolean }

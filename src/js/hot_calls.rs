@@ -49,7 +49,7 @@ fn check(status: sys::napi_status, what: &str) -> napi::Result<()> {
 }
 
 /// The per-failure calls, each taking one key string (see
-/// `retry_plugin::split_key`).
+/// `retry_plugin::with_key`).
 #[napi(
     ts_return_type = "{ retryFailure(key: string): number; retryUnknownToolFailure(key: string): number; retrySuccess(key: string): number; retryDropScope(key: string): boolean }"
 )]

@@ -8,7 +8,7 @@
 //! any (its per-call borrow scope), plus ~0.1 µs per string read as UTF-8.
 //! The failure path must cost no more than a plain JavaScript plugin's, so
 //! the engine id, scope and tool travel as one key string
-//! `"<engine id>\0<scope>\0<tool>"` (see `split_key`), and the four
+//! `"<engine id>\0<scope>\0<tool>"` (see `with_key`), and the four
 //! per-failure calls are plain N-API callbacks (`super::hot_calls`) that
 //! read it as UTF-16 into a stack buffer (`super::key_arg`). The guidance
 //! texts are handed over once, as the pieces between their placeholders
@@ -17,7 +17,7 @@
 use crate::retry::guidance;
 use crate::retry::{Decision, Remaining, RetryEngine};
 use napi_derive::napi;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 /// `retryFailure` answers: a positive number is the `retry_count` of a
 /// retry; these mark the other decisions.
@@ -28,17 +28,11 @@ pub(super) const TOOL_NOT_FOUND: f64 = -3.0;
 /// Engines of live plugin instances, indexed by id. A slot is freed when its
 /// plugin is garbage collected (a FinalizationRegistry in lib/retry.js calls
 /// `retryEngineRelease`), so memory is bounded by live plugins.
-static ENGINES: Mutex<Vec<Option<Arc<RetryEngine>>>> = Mutex::new(Vec::new());
+static ENGINES: Mutex<Vec<Option<RetryEngine>>> = Mutex::new(Vec::new());
 
-fn engines() -> MutexGuard<'static, Vec<Option<Arc<RetryEngine>>>> {
+fn engines() -> MutexGuard<'static, Vec<Option<RetryEngine>>> {
     // A panic elsewhere leaves a consistent Vec behind: keep using it.
     ENGINES.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// The engine behind `id`; a released or unknown id gets None and the call
-/// does nothing (it never throws into the user's run).
-fn engine(id: u32) -> Option<Arc<RetryEngine>> {
-    engines().get(id as usize).and_then(Clone::clone)
 }
 
 /// Creates the engine of one plugin instance and returns its id.
@@ -46,10 +40,7 @@ fn engine(id: u32) -> Option<Arc<RetryEngine>> {
 #[napi]
 pub fn retry_engine_create(max_retries: f64, throw_if_exceeded: bool) -> u32 {
     // `as` saturates: 1e21 stays "more than any count".
-    let engine = Some(Arc::new(RetryEngine::new(
-        max_retries as u64,
-        throw_if_exceeded,
-    )));
+    let engine = Some(RetryEngine::new(max_retries as u64, throw_if_exceeded));
     let mut all = engines();
     let index = match all.iter().position(Option::is_none) {
         Some(free) => {
@@ -72,14 +63,26 @@ pub fn retry_engine_release(id: u32) {
     }
 }
 
-/// Splits `"<engine id>\0<scope>[\0<tool>]"`. Scopes are invocation ids
-/// (ADK's are `e-<uuid>`) or the global key and never hold a NUL; a tool
-/// name may (everything after the second NUL is the name).
-fn split_key(key: &str) -> Option<(Arc<RetryEngine>, &str, &str)> {
-    let (id, rest) = key.split_once('\0')?;
-    let engine = engine(id.parse().ok()?)?;
+/// Runs `answer` with the engine, scope and tool of a key
+/// `"<engine id>\0<scope>[\0<tool>]"`; a malformed key or a released engine
+/// gets `fallback` (the call never throws into the user's run). Scopes are
+/// invocation ids (ADK's are `e-<uuid>`) or the global key and never hold a
+/// NUL; a tool name may (everything after the second NUL is the name). The
+/// registry stays locked for the call: it is short, and the JS thread is the
+/// only caller.
+fn with_key<T>(key: &str, fallback: T, answer: impl FnOnce(&RetryEngine, &str, &str) -> T) -> T {
+    let Some((id, rest)) = key.split_once('\0') else {
+        return fallback;
+    };
+    let Ok(id) = id.parse::<usize>() else {
+        return fallback;
+    };
+    let all = engines();
+    let Some(Some(engine)) = all.get(id) else {
+        return fallback;
+    };
     let (scope, tool) = rest.split_once('\0').unwrap_or((rest, ""));
-    Some((engine, scope, tool))
+    answer(engine, scope, tool)
 }
 
 // The per-failure calls. `super::hot_calls` exposes them as plain N-API
@@ -88,13 +91,13 @@ fn split_key(key: &str) -> Option<(Arc<RetryEngine>, &str, &str)> {
 /// Counts a failure (key `"<id>\0<scope>\0<tool>"`): the retry count, or -1
 /// (exceeded guidance) / -2 (reject).
 pub(super) fn failure(key: &str) -> f64 {
-    split_key(key).map_or(THROW, |(e, scope, tool)| encode(e.failure(scope, tool)))
+    with_key(key, THROW, |e, scope, tool| encode(e.failure(scope, tool)))
 }
 
 /// Counts a failure of a tool name the agent does not have: the retry count,
 /// or -3 (answer the tool-not-found text).
 pub(super) fn unknown_tool_failure(key: &str) -> f64 {
-    split_key(key).map_or(TOOL_NOT_FOUND, |(e, scope, tool)| {
+    with_key(key, TOOL_NOT_FOUND, |e, scope, tool| {
         encode(e.unknown_tool_failure(scope, tool))
     })
 }
@@ -103,7 +106,7 @@ pub(super) fn unknown_tool_failure(key: &str) -> f64 {
 /// JavaScript can skip later calls: 0 nothing, 1 other tools' counts only,
 /// 2 this tool is still counted in another scope.
 pub(super) fn success(key: &str) -> f64 {
-    split_key(key).map_or(0.0, |(e, scope, tool)| match e.success(scope, tool) {
+    with_key(key, 0.0, |e, scope, tool| match e.success(scope, tool) {
         Remaining::Nothing => 0.0,
         Remaining::OtherTools => 1.0,
         Remaining::ThisTool => 2.0,
@@ -113,7 +116,7 @@ pub(super) fn success(key: &str) -> f64 {
 /// Drops the counts of a scope (key `"<id>\0<scope>"`). Returns whether any
 /// count is left.
 pub(super) fn drop_scope(key: &str) -> bool {
-    split_key(key).is_some_and(|(e, scope, _)| e.drop_scope(scope))
+    with_key(key, false, |e, scope, _| e.drop_scope(scope))
 }
 
 /// The fixed pieces of the guidance texts, in placeholder order (see
