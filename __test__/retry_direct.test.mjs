@@ -298,3 +298,27 @@ test('successes reset only their own (scope, tool), whatever else is pending', a
   assert.equal((await fail(plugin, { name: 'b', context: ctx('i1') })).retry_count, 1);
   assert.equal((await fail(plugin, { name: 'd', context: ctx('i3') })).retry_count, 1);
 });
+
+test("beforeModelCallback: the request's toolsDict answers unknown names with a stand-in that throws ADK's error", async () => {
+  const plugin = new ReflectAndRetryToolPlugin();
+  const weather = { name: 'get_weather', isLongRunning: false };
+  const request = { contents: [], config: { tools: [{ functionDeclarations: [{ name: 'get_weather' }] }] }, toolsDict: { get_weather: weather } };
+  const config = request.config;
+  assert.equal(await plugin.beforeModelCallback({ callbackContext: {}, llmRequest: request }), undefined);
+  const dict = request.toolsDict;
+  assert.equal(request.config, config);
+  assert.deepEqual(config.tools, [{ functionDeclarations: [{ name: 'get_weather' }] }]);
+  assert.equal(dict.get_weather, weather);
+  assert.deepEqual(Object.keys(dict), ['get_weather']);
+  assert.ok('ghost' in dict);
+  const ghost = dict.ghost;
+  assert.equal(ghost, dict.ghost);
+  assert.equal(ghost.name, 'ghost');
+  assert.equal(ghost.isLongRunning, false);
+  await assert.rejects(ghost.runAsync({ args: {}, toolContext: {} }), (e) => e instanceof Error && e.name === 'Error' && e.message === 'Function ghost is not found in the toolsDict.');
+  // Object.prototype names keep their meaning; wrapping twice wraps once.
+  assert.equal(typeof dict.hasOwnProperty, 'function');
+  assert.equal(JSON.stringify(Object.keys(dict)), '["get_weather"]');
+  await plugin.beforeModelCallback({ callbackContext: {}, llmRequest: request });
+  assert.equal(request.toolsDict, dict);
+});

@@ -259,26 +259,34 @@ class MissingTool {
 
 const GUARDED = Symbol('reflectAndRetryGuardedToolsDict')
 
+// Names Object.prototype answers (toString, constructor…) keep their usual
+// meaning, so the dictionary still behaves as a plain object.
+function isUnknownName(dict, key) {
+  return typeof key === 'string' && key !== '' && !(key in dict)
+}
+
+// The Proxy handler of one request's toolsDict: any name the agent does not
+// have is present and is a MissingTool (one per name, made on first use).
+class GuardedToolsDict {
+  has(dict, key) {
+    return key === GUARDED || isUnknownName(dict, key) || Reflect.has(dict, key)
+  }
+
+  get(dict, key, receiver) {
+    if (key === GUARDED) return true
+    if (!isUnknownName(dict, key)) return Reflect.get(dict, key, receiver)
+    this.missing ??= new Map()
+    let tool = this.missing.get(key)
+    if (tool === undefined) {
+      tool = new MissingTool(key, dict)
+      this.missing.set(key, tool)
+    }
+    return tool
+  }
+}
+
 function guardToolsDict(dict) {
-  const missing = new Map()
-  // Names Object.prototype answers (toString, constructor…) keep their usual
-  // meaning so the dictionary still behaves as a plain object.
-  const isUnknown = (target, key) => typeof key === 'string' && key !== '' && !Object.hasOwn(target, key) && !(key in target)
-  return new Proxy(dict, {
-    has(target, key) {
-      return key === GUARDED || isUnknown(target, key) || Reflect.has(target, key)
-    },
-    get(target, key, receiver) {
-      if (key === GUARDED) return true
-      if (!isUnknown(target, key)) return Reflect.get(target, key, receiver)
-      let tool = missing.get(key)
-      if (tool === undefined) {
-        tool = new MissingTool(key, target)
-        missing.set(key, tool)
-      }
-      return tool
-    },
-  })
+  return new Proxy(dict, new GuardedToolsDict())
 }
 
 function isNotFoundAnswer(result) {
