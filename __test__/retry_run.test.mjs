@@ -391,3 +391,19 @@ test('a plugin after this one sees every callback this one passes on', async () 
   assert.deepEqual(afterTool[1], { ok: true });
   assert.equal(answers(llm)[0][0].retry_count, 1);
 });
+
+test('an unknown name and a real tool in one turn: both are answered, in order', async () => {
+  const real = scriptedTool('real', [{ v: 1 }]);
+  const { llm, runner } = setup({
+    script: [[call('ghost', { q: 1 }), call('real', { q: 2 })], 'ok'],
+    tools: [real],
+    plugins: [new ReflectAndRetryToolPlugin({ trackingScope: 'global' })],
+  });
+  const { events } = await runOnce(runner);
+  assert.equal(events.filter((e) => e.errorCode).length, 0);
+  const got = llm.newFunctionResponses(1);
+  assert.deepEqual(got.map((r) => r.name), ['ghost', 'real']);
+  assert.equal(got[0].response.error_details, 'Function ghost is not found in the toolsDict.');
+  assert.equal(got[0].response.retry_count, 1);
+  assert.deepEqual(got[1].response, { v: 1 });
+});
