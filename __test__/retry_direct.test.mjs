@@ -322,3 +322,17 @@ test("beforeModelCallback: the request's toolsDict answers unknown names with a 
   await plugin.beforeModelCallback({ callbackContext: {}, llmRequest: request });
   assert.equal(request.toolsDict, dict);
 });
+
+test("an unknown name's count is reset by a success of a real tool of that name", async () => {
+  const plugin = new ReflectAndRetryToolPlugin({ maxRetries: 5 });
+  const request = { toolsDict: {} };
+  await plugin.beforeModelCallback({ llmRequest: request });
+  const ghost = request.toolsDict.shared;
+  const context = ctx('inv');
+  const error = new Error('Function shared is not found in the toolsDict.');
+  assert.equal((await plugin.onToolErrorCallback({ tool: ghost, toolArgs: {}, toolContext: context, error })).retry_count, 1);
+  assert.equal((await plugin.onToolErrorCallback({ tool: ghost, toolArgs: {}, toolContext: context, error })).retry_count, 2);
+  // A sub-agent that has a tool named 'shared' succeeds with it.
+  await plugin.afterToolCallback({ tool: tool('shared'), toolArgs: {}, toolContext: context, result: { ok: 1 } });
+  assert.equal((await plugin.onToolErrorCallback({ tool: ghost, toolArgs: {}, toolContext: context, error })).retry_count, 1);
+});

@@ -537,13 +537,10 @@ class ReflectAndRetryToolPlugin {
     const name = toolNameOf(tool)
     const key = this.#key(toolContext, name)
     this.#mayHaveCounts = true
-    let decision
-    if (tool instanceof MissingTool) {
-      decision = retryUnknownToolFailure(key) // never succeeds, so not in #counted
-    } else {
-      this.#counted.add(name)
-      decision = retryFailure(key)
-    }
+    // An unknown name too: another agent of the run may have a tool by that
+    // name, whose success resets the shared count.
+    this.#counted.add(name)
+    const decision = tool instanceof MissingTool ? retryUnknownToolFailure(key) : retryFailure(key)
     if (decision === REJECT) {
       // onToolErrorCallback rethrows the very Error it was given.
       return Promise.reject(foundInResult && !isError(error) ? new Error(RESULT_ERROR_EXCEEDED) : error)
