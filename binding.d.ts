@@ -27,7 +27,7 @@ export declare function retryEngineRelease(id: number): void
 export declare function retryGuidanceTexts(): GuidanceTexts
 
 /**
- * The per-failure calls, each taking one key string (see
- * `retry_plugin::with_key`).
+ * The per-failure calls, each taking one key string
+ * `"<engine id>\0<scope>\0<tool>"` (`"<engine id>\0<scope>"` to drop a scope).
  */
 export declare function retryHotCalls(): { retryFailure(key: string): number; retryUnknownToolFailure(key: string): number; retrySuccess(key: string): number; retryDropScope(key: string): boolean }

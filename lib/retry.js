@@ -2,7 +2,7 @@
 // ReflectAndRetryToolPlugin: answers failed tool calls with reflection
 // guidance so the model corrects itself (behaviour: specs/retry.md).
 //
-// Counting, decisions and the guidance texts live in Rust (src/retry, via src/js/retry_plugin.rs). This
+// Counting, decisions and the guidance texts live in Rust (src/retry, via src/js/retry/). This
 // shell reads the few values a failure needs from ADK's objects, renders
 // `<details>` and `<args>` the way JavaScript prints them, and makes one
 // synchronous native call per failure. Callbacks it does not use are the
@@ -492,7 +492,7 @@ class ReflectAndRetryToolPlugin {
     return PASS
   }
 
-  // "<engine id>\0<scope key>\0<tool name>" (src/js/retry_plugin.rs). A
+  // "<engine id>\0<scope key>\0<tool name>" (src/js/retry/mod.rs). A
   // retry loop repeats the same key: reusing the last one spares building
   // and flattening a new string before each native call.
   #key(toolContext, toolName) {

@@ -1,3 +1,1 @@
-mod hot_calls;
-mod key_arg;
-mod retry_plugin;
+mod retry;

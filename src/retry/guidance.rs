@@ -3,7 +3,7 @@
 //! JavaScript, so they match what a JavaScript implementation would print.
 
 // Each text is a list of fixed pieces around its placeholders. The pieces are
-// also handed to JavaScript once (`crate::js::retry_plugin::guidance_texts`),
+// also handed to JavaScript once (`crate::js::retry::retry_guidance_texts`),
 // which joins them per failure: V8 joins strings without copying them, which
 // is cheaper than moving a 1.5 KB string across napi for every failure. The
 // renderers below are the reference the tests hold both sides to.

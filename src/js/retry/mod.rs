@@ -9,10 +9,13 @@
 //! The failure path must cost no more than a plain JavaScript plugin's, so
 //! the engine id, scope and tool travel as one key string
 //! `"<engine id>\0<scope>\0<tool>"` (see `with_key`), and the four
-//! per-failure calls are plain N-API callbacks (`super::hot_calls`) that
-//! read it as UTF-16 into a stack buffer (`super::key_arg`). The guidance
+//! per-failure calls are plain N-API callbacks (`hot_calls`) that
+//! read it as UTF-16 into a stack buffer (`key_arg`). The guidance
 //! texts are handed over once, as the pieces between their placeholders
 //! (`crate::retry::guidance`), and joined in JavaScript.
+
+mod hot_calls;
+mod key_arg;
 
 use crate::retry::guidance;
 use crate::retry::{Decision, Remaining, RetryEngine};
@@ -22,8 +25,8 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 /// `retryFailure` answers: a positive number is the `retry_count` of a
 /// retry; these mark the other decisions.
 const EXCEEDED: f64 = -1.0;
-pub(super) const THROW: f64 = -2.0;
-pub(super) const TOOL_NOT_FOUND: f64 = -3.0;
+const THROW: f64 = -2.0;
+const TOOL_NOT_FOUND: f64 = -3.0;
 
 /// Engines of live plugin instances, indexed by id. A slot is freed when its
 /// plugin is garbage collected (a FinalizationRegistry in lib/retry.js calls
@@ -85,18 +88,18 @@ fn with_key<T>(key: &str, fallback: T, answer: impl FnOnce(&RetryEngine, &str, &
     answer(engine, scope, tool)
 }
 
-// The per-failure calls. `super::hot_calls` exposes them as plain N-API
+// The per-failure calls. `hot_calls` exposes them as plain N-API
 // callbacks; these take the key already read as text.
 
 /// Counts a failure (key `"<id>\0<scope>\0<tool>"`): the retry count, or -1
 /// (exceeded guidance) / -2 (reject).
-pub(super) fn failure(key: &str) -> f64 {
+fn failure(key: &str) -> f64 {
     with_key(key, THROW, |e, scope, tool| encode(e.failure(scope, tool)))
 }
 
 /// Counts a failure of a tool name the agent does not have: the retry count,
 /// or -3 (answer the tool-not-found text).
-pub(super) fn unknown_tool_failure(key: &str) -> f64 {
+fn unknown_tool_failure(key: &str) -> f64 {
     with_key(key, TOOL_NOT_FOUND, |e, scope, tool| {
         encode(e.unknown_tool_failure(scope, tool))
     })
@@ -105,7 +108,7 @@ pub(super) fn unknown_tool_failure(key: &str) -> f64 {
 /// A success (key `"<id>\0<scope>\0<tool>"`). Returns what is left, so
 /// JavaScript can skip later calls: 0 nothing, 1 other tools' counts only,
 /// 2 this tool is still counted in another scope.
-pub(super) fn success(key: &str) -> f64 {
+fn success(key: &str) -> f64 {
     with_key(key, 0.0, |e, scope, tool| match e.success(scope, tool) {
         Remaining::Nothing => 0.0,
         Remaining::OtherTools => 1.0,
@@ -115,7 +118,7 @@ pub(super) fn success(key: &str) -> f64 {
 
 /// Drops the counts of a scope (key `"<id>\0<scope>"`). Returns whether any
 /// count is left.
-pub(super) fn drop_scope(key: &str) -> bool {
+fn drop_scope(key: &str) -> bool {
     with_key(key, false, |e, scope, _| e.drop_scope(scope))
 }
 

@@ -9,7 +9,6 @@
 //! `retryHotCalls()` returns.
 
 use super::key_arg::KeyArg;
-use super::retry_plugin;
 use napi::bindgen_prelude::{FromNapiValue, ToNapiValue, TypeName, ValueType};
 use napi::{sys, Env};
 use napi_derive::napi;
@@ -48,18 +47,18 @@ fn check(status: sys::napi_status, what: &str) -> napi::Result<()> {
     }
 }
 
-/// The per-failure calls, each taking one key string (see
-/// `retry_plugin::with_key`).
+/// The per-failure calls, each taking one key string
+/// `"<engine id>\0<scope>\0<tool>"` (`"<engine id>\0<scope>"` to drop a scope).
 #[napi(
     ts_return_type = "{ retryFailure(key: string): number; retryUnknownToolFailure(key: string): number; retrySuccess(key: string): number; retryDropScope(key: string): boolean }"
 )]
 pub fn retry_hot_calls(env: Env) -> napi::Result<RawObject> {
     let env = env.raw();
     let calls: [(&CStr, Callback); 4] = [
-        (c"retryFailure", failure),
-        (c"retryUnknownToolFailure", unknown_tool_failure),
-        (c"retrySuccess", success),
-        (c"retryDropScope", drop_scope),
+        (c"retryFailure", failure_callback),
+        (c"retryUnknownToolFailure", unknown_tool_failure_callback),
+        (c"retrySuccess", success_callback),
+        (c"retryDropScope", drop_scope_callback),
     ];
     let mut object = ptr::null_mut();
     // SAFETY: `env` is the live env of this call; every out-pointer is valid.
@@ -145,15 +144,18 @@ unsafe fn number(env: sys::napi_env, value: f64) -> sys::napi_value {
     out
 }
 
-unsafe extern "C" fn failure(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+unsafe extern "C" fn failure_callback(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
     // SAFETY: N-API calls this with the env and info of this call.
     unsafe {
-        let answer = with_key(env, info, retry_plugin::THROW, retry_plugin::failure);
+        let answer = with_key(env, info, super::THROW, super::failure);
         number(env, answer)
     }
 }
 
-unsafe extern "C" fn unknown_tool_failure(
+unsafe extern "C" fn unknown_tool_failure_callback(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
@@ -162,28 +164,31 @@ unsafe extern "C" fn unknown_tool_failure(
         let answer = with_key(
             env,
             info,
-            retry_plugin::TOOL_NOT_FOUND,
-            retry_plugin::unknown_tool_failure,
+            super::TOOL_NOT_FOUND,
+            super::unknown_tool_failure,
         );
         number(env, answer)
     }
 }
 
-unsafe extern "C" fn success(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-    // SAFETY: as above.
-    unsafe {
-        let answer = with_key(env, info, 0.0, retry_plugin::success);
-        number(env, answer)
-    }
-}
-
-unsafe extern "C" fn drop_scope(
+unsafe extern "C" fn success_callback(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
     // SAFETY: as above.
     unsafe {
-        let left = with_key(env, info, false, retry_plugin::drop_scope);
+        let answer = with_key(env, info, 0.0, super::success);
+        number(env, answer)
+    }
+}
+
+unsafe extern "C" fn drop_scope_callback(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    // SAFETY: as above.
+    unsafe {
+        let left = with_key(env, info, false, super::drop_scope);
         let mut out = ptr::null_mut();
         sys::napi_get_boolean(env, left, &mut out);
         out
