@@ -121,7 +121,7 @@ unsafe fn key(env: sys::napi_env, info: sys::napi_callback_info) -> Option<KeyAr
 ///
 /// # Safety
 /// As for `key`.
-unsafe fn with_key<T>(
+unsafe fn answer_with_key<T>(
     env: sys::napi_env,
     info: sys::napi_callback_info,
     fallback: T,
@@ -150,7 +150,7 @@ unsafe extern "C" fn failure_callback(
 ) -> sys::napi_value {
     // SAFETY: N-API calls this with the env and info of this call.
     unsafe {
-        let answer = with_key(env, info, super::THROW, super::failure);
+        let answer = answer_with_key(env, info, super::THROW, super::failure);
         number(env, answer)
     }
 }
@@ -161,7 +161,7 @@ unsafe extern "C" fn unknown_tool_failure_callback(
 ) -> sys::napi_value {
     // SAFETY: as above.
     unsafe {
-        let answer = with_key(
+        let answer = answer_with_key(
             env,
             info,
             super::TOOL_NOT_FOUND,
@@ -177,7 +177,7 @@ unsafe extern "C" fn success_callback(
 ) -> sys::napi_value {
     // SAFETY: as above.
     unsafe {
-        let answer = with_key(env, info, 0.0, super::success);
+        let answer = answer_with_key(env, info, 0.0, super::success);
         number(env, answer)
     }
 }
@@ -188,7 +188,7 @@ unsafe extern "C" fn drop_scope_callback(
 ) -> sys::napi_value {
     // SAFETY: as above.
     unsafe {
-        let left = with_key(env, info, false, super::drop_scope);
+        let left = answer_with_key(env, info, false, super::drop_scope);
         let mut out = ptr::null_mut();
         sys::napi_get_boolean(env, left, &mut out);
         out
