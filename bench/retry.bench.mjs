@@ -17,7 +17,7 @@ const CALLBACKS = [
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
 const CALLS = Number(process.env.BENCH_CALLS ?? 20000);
-const RUNS = Number(process.env.BENCH_RUNS ?? 400);
+const RUNS = Number(process.env.BENCH_RUNS ?? 1500);
 
 // --- real ADK parameters, captured from one run ------------------------------
 
