@@ -219,9 +219,11 @@ async function oneRun({ llm, runner }, sessionId) {
         sessions[v] = (await s.runner.sessionService.createSession({ appName: s.runner.appName, userId: 'u' })).id;
       }
     }
-    // Runs alternate between the three setups, so noise hits all alike.
-    for (const [v, s] of setups.entries()) {
-      const ns = await oneRun(s, sessions[v]);
+    // Runs alternate between the setups, starting with a different one each
+    // time, so noise and GC timing hit all alike.
+    for (let k = 0; k < setups.length; k++) {
+      const v = (i + k) % setups.length;
+      const ns = await oneRun(setups[v], sessions[v]);
       if (i >= 20) samples[v].push(ns); // the first 20 are warm-up
     }
   }
