@@ -55,6 +55,21 @@ export declare class NativeTracer {
   finishedSpansJson(): string
 }
 
+/**
+ * The fixed pieces of the guidance texts, in placeholder order (see
+ * `crate::retry::guidance`).
+ */
+export interface GuidanceTexts {
+  /** Around: name, details, args, n, max. */
+  retry: Array<string>
+  /** Around: name, max, details, args, name. */
+  exceeded: Array<string>
+  /** Around: name, details, args, name. */
+  notRetryable: Array<string>
+  /** Around: name, list; then the list separator and the empty-list word. */
+  toolNotFound: Array<string>
+}
+
 export interface NativeBatchOptions {
   maxQueueSize?: number
   maxExportBatchSize?: number
@@ -77,10 +92,25 @@ export interface NativeTracingOptions {
   stdoutIsTty?: boolean
 }
 
-export declare function nativeVersion(): string
-
 export interface NativeWeaveOptions {
   project: string
   apiKey?: string
   baseUrl?: string
 }
+
+/**
+ * Creates the engine of one plugin instance and returns its id.
+ * `max_retries` is validated in JavaScript (a non-negative integer).
+ */
+export declare function retryEngineCreate(maxRetries: number, throwIfExceeded: boolean): number
+
+/** Frees an engine whose plugin is gone. Idempotent. */
+export declare function retryEngineRelease(id: number): void
+
+export declare function retryGuidanceTexts(): GuidanceTexts
+
+/**
+ * The per-failure calls, each taking one key string
+ * `"<engine id>\0<scope>\0<tool>"` (`"<engine id>\0<scope>"` to drop a scope).
+ */
+export declare function retryHotCalls(): { retryFailure(key: string): number; retryUnknownToolFailure(key: string): number; retrySuccess(key: string): number; retryDropScope(key: string): boolean }

@@ -573,4 +573,7 @@ if (!nativeBinding) {
 
 module.exports = nativeBinding
 module.exports.NativeTracer = nativeBinding.NativeTracer
-module.exports.nativeVersion = nativeBinding.nativeVersion
+module.exports.retryEngineCreate = nativeBinding.retryEngineCreate
+module.exports.retryEngineRelease = nativeBinding.retryEngineRelease
+module.exports.retryGuidanceTexts = nativeBinding.retryGuidanceTexts
+module.exports.retryHotCalls = nativeBinding.retryHotCalls

@@ -1,12 +1,564 @@
 'use strict'
-// Placeholder until the retry plugin lands (issue 2).
-const { fillPassThroughCallbacks } = require('./plugin_shell.js')
+// ReflectAndRetryToolPlugin: answers failed tool calls with reflection
+// guidance so the model corrects itself (behaviour: specs/retry.md).
+//
+// Counting, decisions and the guidance texts live in Rust (src/retry, via src/js/retry/). This
+// shell reads the few values a failure needs from ADK's objects, renders
+// `<details>` and `<args>` the way JavaScript prints them, and makes one
+// synchronous native call per failure. Callbacks it does not use are the
+// shared pre-resolved PASS promise.
+const { types } = require('node:util')
+const { fillPassThroughCallbacks, PASS } = require('./plugin_shell.js')
+const { retryEngineCreate, retryEngineRelease, retryGuidanceTexts, retryHotCalls } = require('../binding.js')
+// The per-failure calls: plain N-API callbacks taking one key string.
+const { retryFailure, retryUnknownToolFailure, retrySuccess, retryDropScope } = retryHotCalls()
+const { noteInvocationStarted } = require('./run_guarded.js')
+
 const TrackingScope = Object.freeze({ INVOCATION: 'invocation', GLOBAL: 'global' })
 const REFLECT_AND_RETRY_RESPONSE_TYPE = 'ERROR_HANDLED_BY_REFLECT_AND_RETRY_PLUGIN'
 const GLOBAL_SCOPE_KEY = '__global_reflect_and_retry_scope__'
-class ReflectAndRetryToolPlugin {
-  constructor(options = {}) { this.name = options.name ?? 'reflect_retry_tool_plugin' }
-  finishInterruptedInvocation() {}
+const RESULT_ERROR_EXCEEDED = 'A tool result reported an error and the retry limit was exceeded.'
+const NOT_FOUND_PREFIX = 'Invoking `'
+const NOT_FOUND_MARK = '()` failed as no tool with that name is available.'
+
+// Frees a plugin's native engine when the plugin is garbage collected.
+const engines = new FinalizationRegistry(retryEngineRelease)
+
+// retryFailure answers a positive retry count or one of these.
+const EXCEEDED = -1
+const REJECT = -2
+const NOT_FOUND = -3
+// retrySuccess answers what is left: nothing, other tools' counts only, or
+// this tool's counts in other scopes.
+const NOTHING_LEFT = 0
+const OTHER_TOOLS_LEFT = 1
+
+// The guidance texts are Rust's (src/retry/guidance.rs), fetched once as the
+// fixed pieces between their placeholders. Joining them here makes V8 cons
+// strings that share the pieces: no 1.5 KB copy per failure, no napi string.
+const TEXTS = retryGuidanceTexts()
+const [R0, R1, R2, R3, R4, R5] = TEXTS.retry
+const [E0, E1, E2, E3, E4, E5] = TEXTS.exceeded
+const [N0, N1, N2, N3, N4] = TEXTS.notRetryable
+const [F0, F1, F2, F3, F4] = TEXTS.toolNotFound
+
+function retryGuidance(name, details, args, n, max) {
+  return R0 + name + R1 + details + R2 + args + R3 + n + R4 + max + R5
 }
+
+function exceededGuidance(name, details, args, max) {
+  return E0 + name + E1 + max + E2 + details + E3 + args + E4 + name + E5
+}
+
+function notRetryableGuidance(name, details, args) {
+  return N0 + name + N1 + details + N2 + args + N3 + name + N4
+}
+
+function toolNotFoundText(name, available) {
+  return F0 + name + F1 + (available.length ? available.join(F3) : F4) + F2
+}
+
+// --- reading ADK objects without ever throwing ------------------------------
+
+function toolNameOf(tool) {
+  try {
+    const name = tool?.name
+    return typeof name === 'string' ? name : name == null ? '' : String(name)
+  } catch {
+    return ''
+  }
+}
+
+// ADK's context ids are prototype getters; a context without an invocation
+// (or a foreign object whose getter throws) counts under the empty key.
+function invocationIdOf(context) {
+  try {
+    const id = context?.invocationId
+    return typeof id === 'string' ? id : ''
+  } catch {
+    return ''
+  }
+}
+
+function isThenable(value) {
+  if (value === null || (typeof value !== 'object' && typeof value !== 'function')) return false
+  try {
+    return typeof value.then === 'function'
+  } catch {
+    return false
+  }
+}
+
+function isError(value) {
+  return value instanceof Error || types.isNativeError(value)
+}
+
+function safeString(value) {
+  try {
+    return String(value)
+  } catch {
+    return '[unprintable]'
+  }
+}
+
+function readOr(obj, key, fallback) {
+  try {
+    return obj[key]
+  } catch {
+    return fallback
+  }
+}
+
+// runGuarded must learn the id of a run that throws before its first event
+// (another plugin's beforeRunCallback) to finish it on every plugin; without a
+// runGuarded call driving the run this costs one AsyncLocalStorage lookup.
+function noteRun(params) {
+  try {
+    noteInvocationStarted(params.invocationContext.invocationId)
+  } catch {
+    // no context: nothing to note
+  }
+  return PASS
+}
+
+// --- rendering ----------------------------------------------------------------
+
+// Used only when JSON.stringify throws (cycles, BigInt, throwing getters or
+// toJSON): the same layout, with what cannot be rendered named in place.
+function fallbackJson(root) {
+  const ancestors = []
+  function render(value, key, indent) {
+    if (value !== null && (typeof value === 'object' || typeof value === 'bigint')) {
+      try {
+        const toJSON = value.toJSON
+        if (typeof toJSON === 'function') value = toJSON.call(value, key)
+      } catch {
+        return '"[unreadable]"'
+      }
+    }
+    switch (typeof value) {
+      case 'string':
+        return JSON.stringify(value)
+      case 'number':
+        return Number.isFinite(value) ? String(value) : 'null'
+      case 'boolean':
+      case 'bigint':
+        return String(value)
+      case 'object':
+        break
+      default:
+        return undefined // undefined, functions and symbols are skipped, as JSON does
+    }
+    if (value === null) return 'null'
+    if (ancestors.includes(value)) return '"[Circular]"'
+    ancestors.push(value)
+    try {
+      const inner = indent + '  '
+      const parts = []
+      if (Array.isArray(value)) {
+        const length = readOr(value, 'length', 0)
+        for (let i = 0; i < length; i++) {
+          const item = readOr(value, i, '[unreadable]')
+          parts.push(inner + (render(item, String(i), inner) ?? 'null'))
+        }
+        return parts.length ? `[\n${parts.join(',\n')}\n${indent}]` : '[]'
+      }
+      let keys
+      try {
+        keys = Object.keys(value)
+      } catch {
+        return '"[unreadable]"'
+      }
+      for (const k of keys) {
+        const text = render(readOr(value, k, '[unreadable]'), k, inner)
+        if (text !== undefined) parts.push(`${inner}${JSON.stringify(k)}: ${text}`)
+      }
+      return parts.length ? `{\n${parts.join(',\n')}\n${indent}}` : '{}'
+    } finally {
+      ancestors.pop()
+    }
+  }
+  try {
+    return render(root, '', '') ?? safeString(root)
+  } catch {
+    return '"[unreadable]"'
+  }
+}
+
+/** `JSON.stringify(value, null, 2)`, never throwing. */
+function prettyJson(value) {
+  try {
+    const text = JSON.stringify(value, null, 2)
+    if (text !== undefined) return text
+  } catch {
+    return fallbackJson(value)
+  }
+  return safeString(value) // a function or symbol: JSON has no text for it
+}
+
+/** What a failure shows: `error_type`, `error_details` and the `<details>` text. */
+function describe(error, foundInResult) {
+  if (isError(error)) {
+    const rawName = readOr(error, 'name', '')
+    const type = rawName ? safeString(rawName) : 'Error'
+    const rawMessage = readOr(error, 'message', '')
+    const message = typeof rawMessage === 'string' ? rawMessage : rawMessage == null ? '' : safeString(rawMessage)
+    return { type, details: message, text: `${type}: ${message}` }
+  }
+  const type = foundInResult ? 'ToolError' : 'Error'
+  if (typeof error === 'string') return { type, details: error, text: error }
+  if (error !== null && typeof error === 'object') return { type, details: error, text: prettyJson(error) }
+  const text = safeString(error)
+  return { type, details: text, text }
+}
+
+function response(type, details, retryCount, guidance) {
+  return {
+    response_type: REFLECT_AND_RETRY_RESPONSE_TYPE,
+    error_type: type,
+    error_details: details,
+    retry_count: retryCount,
+    reflection_guidance: guidance,
+  }
+}
+
+// --- unregistered tool names --------------------------------------------------
+
+// ADK 2.0.0 throws `Function <name> is not found in the toolsDict.` for a name
+// the model invented and never calls a tool callback. beforeModelCallback
+// wraps the request's toolsDict so such a name finds this stand-in, whose
+// failure then takes the normal onToolErrorCallback path. The tools declared
+// to the model (llmRequest.config.tools) are not touched.
+class MissingTool {
+  constructor(name, registered) {
+    this.name = name
+    this.description = 'Tool not found'
+    this.isLongRunning = false
+    this._registered = registered
+  }
+
+  async runAsync() {
+    throw new Error(`Function ${this.name} is not found in the toolsDict.`)
+  }
+
+  _getDeclaration() {
+    return undefined
+  }
+
+  async processLlmRequest() {}
+
+  /** The agent's tools, in declaration order. */
+  availableToolNames() {
+    try {
+      return Object.keys(this._registered)
+    } catch {
+      return []
+    }
+  }
+}
+
+const GUARDED = Symbol('reflectAndRetryGuardedToolsDict')
+
+// Names Object.prototype answers (toString, constructor…) keep their usual
+// meaning, so the dictionary still behaves as a plain object.
+function isUnknownName(dict, key) {
+  return typeof key === 'string' && key !== '' && !(key in dict)
+}
+
+// The Proxy handler of one request's toolsDict: any name the agent does not
+// have is present and is a MissingTool (one per name, made on first use).
+class GuardedToolsDict {
+  has(dict, key) {
+    return key === GUARDED || isUnknownName(dict, key) || Reflect.has(dict, key)
+  }
+
+  get(dict, key, receiver) {
+    if (key === GUARDED) return true
+    if (!isUnknownName(dict, key)) return Reflect.get(dict, key, receiver)
+    this.missing ??= new Map()
+    let tool = this.missing.get(key)
+    if (tool === undefined) {
+      tool = new MissingTool(key, dict)
+      this.missing.set(key, tool)
+    }
+    return tool
+  }
+}
+
+function guardToolsDict(dict) {
+  return new Proxy(dict, new GuardedToolsDict())
+}
+
+function isNotFoundAnswer(result) {
+  const text = result.error
+  return typeof text === 'string' && text.startsWith(NOT_FOUND_PREFIX) && text.includes(NOT_FOUND_MARK)
+}
+
+// --- the plugin ---------------------------------------------------------------
+
+function validateOptions(options) {
+  if (options === undefined || options === null) options = {}
+  if (typeof options !== 'object') throw new TypeError('ReflectAndRetryToolPlugin options must be an object.')
+  const { name, maxRetries, throwExceptionIfRetryExceeded, trackingScope, resultErrorExtractor, retryPredicate } =
+    options
+  if (name !== undefined && typeof name !== 'string') throw new TypeError('name must be a string.')
+  if (maxRetries !== undefined && !(typeof maxRetries === 'number' && Number.isInteger(maxRetries) && maxRetries >= 0)) {
+    throw new Error('maxRetries must be a non-negative integer.')
+  }
+  if (throwExceptionIfRetryExceeded !== undefined && typeof throwExceptionIfRetryExceeded !== 'boolean') {
+    throw new TypeError('throwExceptionIfRetryExceeded must be a boolean.')
+  }
+  if (trackingScope !== undefined && trackingScope !== TrackingScope.INVOCATION && trackingScope !== TrackingScope.GLOBAL) {
+    throw new Error(`Unknown scope: ${typeof trackingScope === 'string' ? JSON.stringify(trackingScope) : safeString(trackingScope)}`)
+  }
+  if (resultErrorExtractor !== undefined && typeof resultErrorExtractor !== 'function') {
+    throw new TypeError('resultErrorExtractor must be a function.')
+  }
+  if (retryPredicate !== undefined && typeof retryPredicate !== 'function') {
+    throw new TypeError('retryPredicate must be a function.')
+  }
+  return {
+    name: name ?? 'reflect_retry_tool_plugin',
+    maxRetries: maxRetries === undefined ? 3 : maxRetries === 0 ? 0 : maxRetries, // -0 prints as 0
+    throwExceptionIfRetryExceeded: throwExceptionIfRetryExceeded ?? true,
+    trackingScope: trackingScope ?? TrackingScope.INVOCATION,
+    resultErrorExtractor,
+    retryPredicate,
+  }
+}
+
+class ReflectAndRetryToolPlugin {
+  #name
+  #maxRetries
+  #maxText
+  #throw
+  #scope
+  #extractor
+  #predicate
+  #engine
+  // "<engine id>\0": the start of every key the native functions take.
+  #keyPrefix
+  #lastScope
+  #lastTool
+  #lastKey
+  // False while no count exists anywhere: ending an invocation then needs
+  // no native call.
+  #mayHaveCounts = false
+  // Tool names that may hold a count in some scope: a success of any other
+  // tool needs no native call. Emptied whenever nothing is counted.
+  #counted = new Set()
+
+  constructor(options) {
+    const o = validateOptions(options)
+    this.#name = o.name
+    this.#maxRetries = o.maxRetries
+    this.#throw = o.throwExceptionIfRetryExceeded
+    this.#scope = o.trackingScope
+    this.#extractor = o.resultErrorExtractor
+    this.#predicate = o.retryPredicate
+    this.#maxText = String(o.maxRetries)
+    this.#engine = retryEngineCreate(o.maxRetries, o.throwExceptionIfRetryExceeded)
+    this.#keyPrefix = `${this.#engine}\0`
+    engines.register(this, this.#engine)
+  }
+
+  // Read-only: the setters accept and ignore assignments, so strict-mode code
+  // assigning to them does not throw either.
+  get name() {
+    return this.#name
+  }
+  set name(_) {}
+  get maxRetries() {
+    return this.#maxRetries
+  }
+  set maxRetries(_) {}
+  get throwExceptionIfRetryExceeded() {
+    return this.#throw
+  }
+  set throwExceptionIfRetryExceeded(_) {}
+  get trackingScope() {
+    return this.#scope
+  }
+  set trackingScope(_) {}
+  /** Alias of `trackingScope`, as in adk-js. */
+  get scope() {
+    return this.#scope
+  }
+  set scope(_) {}
+
+  /** Drops the counts of an invocation that never reached afterRunCallback. */
+  finishInterruptedInvocation(invocationId) {
+    if (typeof invocationId !== 'string' || this.#scope !== TrackingScope.INVOCATION || !this.#mayHaveCounts) return
+    try {
+      this.#dropScope(invocationId)
+    } catch {
+      // never throws
+    }
+  }
+
+  // The first callbacks of a run; either may be skipped when an earlier
+  // plugin short-circuits the other, so both note the invocation.
+  onUserMessageCallback(params) {
+    return noteRun(params)
+  }
+
+  beforeRunCallback(params) {
+    return noteRun(params)
+  }
+
+  afterRunCallback(params) {
+    if (this.#scope === TrackingScope.INVOCATION && this.#mayHaveCounts) {
+      const id = invocationIdOf(readOr(params, 'invocationContext', undefined))
+      try {
+        this.#dropScope(id)
+      } catch {
+        // a bad id changes nothing
+      }
+    }
+    return PASS
+  }
+
+  beforeModelCallback(params) {
+    try {
+      const request = params?.llmRequest
+      const dict = request?.toolsDict
+      if (dict !== null && typeof dict === 'object' && !dict[GUARDED]) request.toolsDict = guardToolsDict(dict)
+    } catch {
+      // A frozen or foreign request: unknown names stay ADK's own error.
+    }
+    return PASS
+  }
+
+  onToolErrorCallback(params) {
+    let tool, toolArgs, toolContext, error
+    try {
+      ;({ tool, toolArgs, toolContext, error } = params)
+    } catch {
+      // no params: a failure with nothing known about it
+    }
+    try {
+      return this.#onFailure(tool, toolArgs, toolContext, error, false)
+    } catch (e) {
+      return Promise.reject(e) // always a Promise, even for a bug of ours
+    }
+  }
+
+  afterToolCallback(params) {
+    let tool, toolArgs, toolContext, result
+    try {
+      ;({ tool, toolArgs, toolContext, result } = params)
+      // Our own answers come back through here: neither is a success.
+      if (typeof result === 'object' && result !== null) {
+        if (result.response_type === REFLECT_AND_RETRY_RESPONSE_TYPE || isNotFoundAnswer(result)) return PASS
+      }
+      if (tool instanceof MissingTool) return PASS
+    } catch {
+      return PASS // unreadable params or result: nothing to count
+    }
+    try {
+      const extractor = this.#extractor
+      if (extractor === undefined) return this.#success(tool, toolContext)
+      const found = extractor({ tool, toolArgs, toolContext, result })
+      if (isThenable(found)) {
+        return Promise.resolve(found).then((value) => this.#afterExtract(tool, toolArgs, toolContext, value))
+      }
+      return this.#afterExtract(tool, toolArgs, toolContext, found)
+    } catch (e) {
+      return Promise.reject(e) // the extractor threw (or a bug of ours): still a Promise
+    }
+  }
+
+  #afterExtract(tool, toolArgs, toolContext, found) {
+    if (found === null || found === undefined) return this.#success(tool, toolContext)
+    return this.#onFailure(tool, toolArgs, toolContext, found, true)
+  }
+
+  #dropScope(invocationId) {
+    if (!retryDropScope(this.#keyPrefix + invocationId)) this.#nothingCounted()
+  }
+
+  #nothingCounted() {
+    this.#mayHaveCounts = false
+    this.#counted.clear()
+  }
+
+  #success(tool, toolContext) {
+    if (this.#counted.size === 0) return PASS
+    const name = toolNameOf(tool)
+    if (!this.#counted.has(name)) return PASS
+    const left = retrySuccess(this.#key(toolContext, name))
+    if (left === NOTHING_LEFT) this.#nothingCounted()
+    else if (left === OTHER_TOOLS_LEFT) this.#counted.delete(name)
+    return PASS
+  }
+
+  // "<engine id>\0<scope key>\0<tool name>" (src/js/retry/mod.rs). A
+  // retry loop repeats the same key: reusing the last one spares building
+  // and flattening a new string before each native call.
+  #key(toolContext, toolName) {
+    const scope = this.#scope === TrackingScope.GLOBAL ? GLOBAL_SCOPE_KEY : invocationIdOf(toolContext)
+    if (scope !== this.#lastScope || toolName !== this.#lastTool) {
+      this.#lastScope = scope
+      this.#lastTool = toolName
+      this.#lastKey = this.#keyPrefix + scope + '\0' + toolName
+    }
+    return this.#lastKey
+  }
+
+  // A failure: thrown by the tool, or found in its result (`foundInResult`).
+  #onFailure(tool, toolArgs, toolContext, error, foundInResult) {
+    const predicate = this.#predicate
+    if (predicate !== undefined) {
+      let verdict
+      try {
+        verdict = predicate({ tool, toolArgs, toolContext, error })
+      } catch (e) {
+        return Promise.reject(e)
+      }
+      if (isThenable(verdict)) {
+        return Promise.resolve(verdict).then((v) =>
+          v === false
+            ? this.#notRetryable(tool, toolArgs, error, foundInResult)
+            : this.#decide(tool, toolArgs, toolContext, error, foundInResult),
+        )
+      }
+      if (verdict === false) return Promise.resolve(this.#notRetryable(tool, toolArgs, error, foundInResult))
+    }
+    return this.#decide(tool, toolArgs, toolContext, error, foundInResult)
+  }
+
+  #notRetryable(tool, toolArgs, error, foundInResult) {
+    const failure = describe(error, foundInResult)
+    const guidance = notRetryableGuidance(toolNameOf(tool), failure.text, prettyJson(toolArgs ?? {}))
+    return response(failure.type, failure.details, 0, guidance)
+  }
+
+  #decide(tool, toolArgs, toolContext, error, foundInResult) {
+    const name = toolNameOf(tool)
+    const key = this.#key(toolContext, name)
+    this.#mayHaveCounts = true
+    // An unknown name too: another agent of the run may have a tool by that
+    // name, whose success resets the shared count.
+    this.#counted.add(name)
+    const decision = tool instanceof MissingTool ? retryUnknownToolFailure(key) : retryFailure(key)
+    if (decision === REJECT) {
+      // onToolErrorCallback rethrows the very Error it was given.
+      return Promise.reject(foundInResult && !isError(error) ? new Error(RESULT_ERROR_EXCEEDED) : error)
+    }
+    if (decision === NOT_FOUND) return Promise.resolve({ error: toolNotFoundText(name, tool.availableToolNames()) })
+    const failure = describe(error, foundInResult)
+    const args = prettyJson(toolArgs ?? {})
+    if (decision === EXCEEDED) {
+      return Promise.resolve(
+        response(failure.type, failure.details, this.#maxRetries, exceededGuidance(name, failure.text, args, this.#maxText)),
+      )
+    }
+    return Promise.resolve(
+      response(failure.type, failure.details, decision, retryGuidance(name, failure.text, args, decision, this.#maxText)),
+    )
+  }
+}
+
 fillPassThroughCallbacks(ReflectAndRetryToolPlugin)
+
 module.exports = { ReflectAndRetryToolPlugin, TrackingScope, REFLECT_AND_RETRY_RESPONSE_TYPE, GLOBAL_SCOPE_KEY }

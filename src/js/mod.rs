@@ -1,7 +1,4 @@
-use napi_derive::napi;
-mod tracing;
+//! The napi layer: one folder per plugin.
 
-#[napi]
-pub fn native_version() -> String {
-    env!("CARGO_PKG_VERSION").to_string()
-}
+mod retry;
+mod tracing;

@@ -1,11 +1,10 @@
-pub fn placeholder() -> u32 {
-    1
-}
+//! The engine of ReflectAndRetryToolPlugin: failure counts per (scope, tool),
+//! the decision for each failure, and the guidance texts the model reads.
+//! Knows nothing of JavaScript; `crate::js::retry` exposes it.
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn works() {
-        assert_eq!(super::placeholder(), 1);
-    }
-}
+pub mod counts;
+pub mod engine;
+pub mod guidance;
+
+pub use counts::Remaining;
+pub use engine::{Decision, RetryEngine};
