@@ -134,8 +134,11 @@ export async function startPhoenix({ readyTimeoutMs = 120_000, installTimeoutMs,
     stopped = true
     if (!exited) {
       killGroup(child, 'SIGTERM')
-      const t = sleep(10_000).then(() => 'timeout')
-      if ((await Promise.race([exitPromise, t])) === 'timeout') {
+      let timer
+      const t = new Promise((resolve) => { timer = setTimeout(resolve, 5_000, 'timeout') })
+      const outcome = await Promise.race([exitPromise, t])
+      clearTimeout(timer)
+      if (outcome === 'timeout') {
         killGroup(child, 'SIGKILL')
         await exitPromise
       }
