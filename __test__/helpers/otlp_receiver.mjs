@@ -423,6 +423,7 @@ function normaliseEntry(entry) {
  *   strictContentType answer 415 unless Content-Type is exactly application/x-protobuf (default true)
  *   record            keep decoded bodies and spans (default true; false = counts only)
  *   onRequest         (record) => void, called for each request after it is decoded
+ *   onSpanId          (hexSpanId) => void, called for each span of each decoded request (both modes)
  */
 export async function startReceiver({
   script = [],
@@ -431,6 +432,7 @@ export async function startReceiver({
   strictContentType = true,
   record = true,
   onRequest,
+  onSpanId,
   host = '127.0.0.1',
   port = 0,
 } = {}) {
@@ -482,8 +484,9 @@ export async function startReceiver({
             rec.body = decodeExportTraceServiceRequest(body)
             spans = flattenSpans(rec.body)
             rec.spanCount = spans.length
+            if (onSpanId) for (const sp of spans) onSpanId(sp.spanId)
           } else {
-            rec.spanCount = countSpans(body)
+            rec.spanCount = countSpans(body, onSpanId)
           }
           counts.spansReceived += rec.spanCount
         } catch (err) {
