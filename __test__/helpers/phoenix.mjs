@@ -64,8 +64,15 @@ function killGroup(child, signal) {
 function installExitHook() {
   if (exitHookInstalled) return
   exitHookInstalled = true
-  // A test that crashes must not leave a server behind.
-  process.on('exit', () => { for (const child of live) killGroup(child, 'SIGKILL') })
+  // A test that crashes or is killed must not leave a server behind.
+  const killAll = () => { for (const child of live) killGroup(child, 'SIGKILL') }
+  process.on('exit', killAll)
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]]) {
+    process.once(signal, () => {
+      killAll()
+      process.exit(code)
+    })
+  }
 }
 
 /**
@@ -76,6 +83,18 @@ function installExitHook() {
  */
 export async function startPhoenix({ readyTimeoutMs = 120_000, installTimeoutMs, log = () => {} } = {}) {
   const install = await ensurePhoenixVenv({ log, installTimeoutMs })
+  // A free port can be taken between our probe and Phoenix's bind: retry on that only.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await launch(install, { readyTimeoutMs, log })
+    } catch (err) {
+      if (attempt >= 3 || !/address already in use|Errno 98|EADDRINUSE/i.test(err.message)) throw err
+      log(`phoenix port clash, retrying (${attempt})`)
+    }
+  }
+}
+
+async function launch(install, { readyTimeoutMs, log }) {
   const port = await freePort()
   let grpcPort = await freePort()
   while (grpcPort === port) grpcPort = await freePort()
