@@ -2,6 +2,7 @@
 //! JavaScript; the napi layer picks a sink and hands it every ended span.
 
 pub mod config;
+pub mod console;
 pub mod memory;
 
 use crate::trace::span::SpanData;
