@@ -6,7 +6,7 @@
 // One process, side by side: scripted InMemoryRunner invocations (5 spans each:
 // root, agent, chat, execute_tool, chat) run
 //   untraced     no tracing plugin
-//   otel-js      bench/baselines/otel_js_pipeline.mjs (the Weave-style OTel JS SDK plugin)
+//   otel-js      bench/baselines/otel_js_pipeline.mjs (the Weave-style OTel JS SDK plugin + OTLP proto exporter)
 //   native       our TracingPlugin({ exporter: 'otlp', endpoint })
 // exporting over loopback to an OTLP receiver in ANOTHER process (so decoding
 // costs this process nothing). The variants alternate in rounds; each traced
@@ -19,7 +19,7 @@
 import { createRequire } from 'node:module'
 import { FunctionTool, InMemoryRunner, LlmAgent } from '@google/adk'
 import { ScriptedLlm, call } from '../__test__/helpers/scripted_llm.mjs'
-import { OtelJsTracingPlugin } from './baselines/otel_js_pipeline.mjs'
+import { OtelJsPipelinePlugin } from './baselines/otel_js_pipeline.mjs'
 import { startReceiverProcess } from './helpers/receiver_client.mjs'
 
 const require = createRequire(import.meta.url)
@@ -132,7 +132,7 @@ async function main() {
   const rx = await startReceiverProcess()
   const variants = [makeVariant('untraced', null)]
   variants.push(
-    makeVariant('otel-js', new OtelJsTracingPlugin({ endpoint: rx.endpoint, serviceName: 'adk-bench', batch: QUEUE ? { maxQueueSize: QUEUE } : {} })),
+    makeVariant('otel-js', new OtelJsPipelinePlugin({ endpoint: rx.endpoint, serviceName: 'adk-bench', batch: QUEUE ? { maxQueueSize: QUEUE } : {} })),
   )
   const native = await nativeVariant(rx)
   if (native.variant) variants.push(native.variant)
