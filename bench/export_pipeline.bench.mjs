@@ -14,8 +14,13 @@
 // every span must arrive, once. Reported per invocation: wall time and process
 // CPU (all threads, so the native exporter thread counts), each minus untraced.
 //
+// Both plugins get the same batch options. maxQueueSize defaults to the spans of
+// one segment, so neither may drop: with the OTel JS default (2048) the
+// comparator's BatchSpanProcessor drops most spans under this load (37,200 of
+// 50,000 in one run), which would make it look cheaper than it is.
+//
 // Env: BENCH_INVOCATIONS (10000), BENCH_ROUNDS (5), BENCH_WARMUP (per variant, 300),
-//      BENCH_QUEUE (maxQueueSize for both plugins; default: each plugin's default).
+//      BENCH_QUEUE (maxQueueSize for both plugins; e.g. 2048 to see the defaults' drops).
 import { createRequire } from 'node:module'
 import { FunctionTool, InMemoryRunner, LlmAgent } from '@google/adk'
 import { ScriptedLlm, call } from '../__test__/helpers/scripted_llm.mjs'
@@ -26,7 +31,9 @@ const require = createRequire(import.meta.url)
 const N = Number(process.env.BENCH_INVOCATIONS ?? 10_000)
 const ROUNDS = Math.max(1, Math.min(N, Number(process.env.BENCH_ROUNDS ?? 5)))
 const WARMUP = Number(process.env.BENCH_WARMUP ?? Math.min(300, N))
-const QUEUE = process.env.BENCH_QUEUE ? Number(process.env.BENCH_QUEUE) : undefined
+const QUEUE = process.env.BENCH_QUEUE
+  ? Number(process.env.BENCH_QUEUE)
+  : Math.max(2048, Math.ceil(N / ROUNDS) * 5, WARMUP * 5)
 const SPANS_PER_INVOCATION = 5
 const APP = 'export_bench'
 
@@ -105,7 +112,7 @@ async function nativeVariant(rx) {
       exporter: 'otlp',
       endpoint: rx.endpoint,
       serviceName: 'adk-bench',
-      ...(QUEUE ? { batch: { maxQueueSize: QUEUE } } : {}),
+      batch: { maxQueueSize: QUEUE },
     })
   } catch (err) {
     return { skip: `TracingPlugin rejected the otlp options (${err.message})` }
@@ -132,13 +139,13 @@ async function main() {
   const rx = await startReceiverProcess()
   const variants = [makeVariant('untraced', null)]
   variants.push(
-    makeVariant('otel-js', new OtelJsPipelinePlugin({ endpoint: rx.endpoint, serviceName: 'adk-bench', batch: QUEUE ? { maxQueueSize: QUEUE } : {} })),
+    makeVariant('otel-js', new OtelJsPipelinePlugin({ endpoint: rx.endpoint, serviceName: 'adk-bench', batch: { maxQueueSize: QUEUE } })),
   )
   const native = await nativeVariant(rx)
   if (native.variant) variants.push(native.variant)
   else console.log(`native TracingPlugin SKIPPED: ${native.skip}`)
 
-  console.log(`export pipeline: ${N} invocations x ${variants.length} variants, ${ROUNDS} rounds, warm-up ${WARMUP}, ` +
+  console.log(`export pipeline: ${N} invocations x ${variants.length} variants, ${ROUNDS} rounds, warm-up ${WARMUP}, maxQueueSize ${QUEUE}, ` +
     `receiver pid ${rx.pid} at ${rx.endpoint}, node ${process.version}${globalThis.gc ? '' : ' (no --expose-gc)'}`)
 
   for (const v of variants) await segment(v, WARMUP, rx, { measure: false })
