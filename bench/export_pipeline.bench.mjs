@@ -12,14 +12,16 @@
 // costs this process nothing). The variants alternate in rounds; each traced
 // segment ends with forceFlush() (timed) and is checked against the receiver:
 // every span must arrive, once. Reported per invocation: wall time and process
-// CPU (all threads, so the native exporter thread counts), each minus untraced.
+// CPU (all threads, so the native exporter thread counts), each minus untraced:
+// as totals over all rounds, and as the median over rounds of the difference
+// to the untraced segment of the same round (robust to a noisy shared machine).
 //
 // Both plugins get the same batch options. maxQueueSize defaults to the spans of
 // one segment, so neither may drop: with the OTel JS default (2048) the
 // comparator's BatchSpanProcessor drops most spans under this load (37,200 of
 // 50,000 in one run), which would make it look cheaper than it is.
 //
-// Env: BENCH_INVOCATIONS (10000), BENCH_ROUNDS (5), BENCH_WARMUP (per variant, 300),
+// Env: BENCH_INVOCATIONS (10000), BENCH_ROUNDS (20), BENCH_WARMUP (per variant, 300),
 //      BENCH_QUEUE (maxQueueSize for both plugins; e.g. 2048 to see the defaults' drops).
 import { createRequire } from 'node:module'
 import { FunctionTool, InMemoryRunner, LlmAgent } from '@google/adk'
@@ -29,7 +31,7 @@ import { startReceiverProcess } from './helpers/receiver_client.mjs'
 
 const require = createRequire(import.meta.url)
 const N = Number(process.env.BENCH_INVOCATIONS ?? 10_000)
-const ROUNDS = Math.max(1, Math.min(N, Number(process.env.BENCH_ROUNDS ?? 5)))
+const ROUNDS = Math.max(1, Math.min(N, Number(process.env.BENCH_ROUNDS ?? 20)))
 const WARMUP = Number(process.env.BENCH_WARMUP ?? Math.min(300, N))
 const QUEUE = process.env.BENCH_QUEUE
   ? Number(process.env.BENCH_QUEUE)
@@ -38,6 +40,15 @@ const SPANS_PER_INVOCATION = 5
 const APP = 'export_bench'
 
 const gc = globalThis.gc ?? (() => {})
+const us = (ns, n) => Number(ns) / 1000 / n
+const fmt = (x, digits = 1) => (Number.isFinite(x) ? x.toFixed(digits) : 'n/a')
+function median(xs) {
+  const a = [...xs].sort((x, y) => x - y)
+  const m = a.length >> 1
+  return a.length % 2 ? a[m] : (a[m - 1] + a[m]) / 2
+}
+/** Median over rounds of (v − untraced) for one per-round measure. */
+const medianAdded = (v, base, key) => median(v.rounds.map((r, i) => r[key] - base.rounds[i][key]))
 
 function makeVariant(name, plugin) {
   const llm = new ScriptedLlm([])
@@ -55,7 +66,7 @@ function makeVariant(name, plugin) {
     tools: [lookup],
   })
   const runner = new InMemoryRunner({ agent, appName: APP, plugins: plugin ? [plugin] : [] })
-  return { name, plugin, llm, runner, wallNs: 0n, flushNs: 0n, cpuUs: 0, runs: 0, expected: 0, received: 0, duplicates: 0, non2xx: 0 }
+  return { name, plugin, llm, runner, wallNs: 0n, flushNs: 0n, cpuUs: 0, runs: 0, expected: 0, received: 0, duplicates: 0, non2xx: 0, rounds: [] }
 }
 
 async function invoke(v, i) {
@@ -86,6 +97,7 @@ async function segment(v, count, rx, { measure }) {
   const expected = v.plugin ? count * SPANS_PER_INVOCATION : 0
   const s = await rx.waitForSpans(expected, 30_000)
   if (measure) {
+    v.rounds.push({ wallUs: us(t1 - t0, count), wallFlushUs: us(t2 - t0, count), cpuUs: (cpu.user + cpu.system) / count })
     v.wallNs += t1 - t0
     v.flushNs += t2 - t1
     v.cpuUs += cpu.user + cpu.system
@@ -132,8 +144,6 @@ async function nativeVariant(rx) {
   return { variant: v }
 }
 
-const us = (ns, n) => Number(ns) / 1000 / n
-const fmt = (x, digits = 1) => (Number.isFinite(x) ? x.toFixed(digits) : 'n/a')
 
 async function main() {
   const rx = await startReceiverProcess()
@@ -173,6 +183,8 @@ async function main() {
       'added wall+flush µs': v === base ? '-' : fmt(wallFlush - baseWall),
       'cpu µs/inv': fmt(cpu),
       'added cpu µs': v === base ? '-' : fmt(cpu - baseCpu),
+      'median added wall µs': v === base ? '-' : fmt(medianAdded(v, base, 'wallUs')),
+      'median added cpu µs': v === base ? '-' : fmt(medianAdded(v, base, 'cpuUs')),
       'spans expected': v.expected,
       'spans received': v.received,
       dropped: v.expected - v.received,
@@ -191,13 +203,21 @@ async function main() {
     untracedCpuUs: baseCpu,
     otelJsAddedWallUs: us(js.wallNs, js.runs) - baseWall,
     otelJsAddedCpuUs: js.cpuUs / js.runs - baseCpu,
+    otelJsMedianAddedWallUs: medianAdded(js, base, 'wallUs'),
+    otelJsMedianAddedCpuUs: medianAdded(js, base, 'cpuUs'),
   }
   if (nat) {
     summary.nativeAddedWallUs = us(nat.wallNs, nat.runs) - baseWall
     summary.nativeAddedCpuUs = nat.cpuUs / nat.runs - baseCpu
+    summary.nativeMedianAddedWallUs = medianAdded(nat, base, 'wallUs')
+    summary.nativeMedianAddedCpuUs = medianAdded(nat, base, 'cpuUs')
     summary.ratioWall = summary.nativeAddedWallUs / summary.otelJsAddedWallUs
     summary.ratioCpu = summary.nativeAddedCpuUs / summary.otelJsAddedCpuUs
-    console.log(`native / otel-js added per invocation: wall ${fmt(summary.ratioWall, 3)}x, cpu ${fmt(summary.ratioCpu, 3)}x`)
+    summary.medianRatioWall = medianAdded(nat, base, 'wallUs') / medianAdded(js, base, 'wallUs')
+    summary.medianRatioWallFlush = medianAdded(nat, base, 'wallFlushUs') / medianAdded(js, base, 'wallFlushUs')
+    summary.medianRatioCpu = medianAdded(nat, base, 'cpuUs') / medianAdded(js, base, 'cpuUs')
+    console.log(`native / otel-js added per invocation: wall ${fmt(summary.ratioWall, 3)}x, cpu ${fmt(summary.ratioCpu, 3)}x (totals); ` +
+      `medians over rounds: wall ${fmt(summary.medianRatioWall, 3)}x, wall+flush ${fmt(summary.medianRatioWallFlush, 3)}x, cpu ${fmt(summary.medianRatioCpu, 3)}x`)
   } else {
     console.log(`native / otel-js: n/a (native skipped: ${native.skip})`)
   }
