@@ -52,7 +52,9 @@ describe('Phoenix helper', { timeout: 20 * 60_000 }, () => {
     const t0 = performance.now()
     phoenix = await startPhoenix({ log: (m) => console.log(m) })
     const total = (performance.now() - t0) / 1000
-    console.log(`phoenix ${phoenix.version}: install ${phoenix.install.installed ? `${phoenix.install.seconds.toFixed(1)} s` : 'cached'}, start ${phoenix.startSeconds.toFixed(1)} s, total ${total.toFixed(1)} s`)
+    const { installed, seconds } = phoenix.install
+    const install = installed ? `installed in ${seconds.toFixed(1)} s` : seconds > 0 ? `waited ${seconds.toFixed(1)} s for another process's install` : 'cached'
+    console.log(`phoenix ${phoenix.version}: ${install}, start ${phoenix.startSeconds.toFixed(1)} s, total ${total.toFixed(1)} s`)
   }, { timeout: 18 * 60_000 })
   after(async () => {
     const t = performance.now()
