@@ -18,7 +18,7 @@ import { startReceiver } from './helpers/otlp_receiver.mjs'
 import { startPhoenix } from './helpers/phoenix.mjs'
 
 const require = createRequire(import.meta.url)
-const { TracingPlugin } = require('../index.js')
+let TracingPlugin
 
 function missingExport() {
   const sinks = new URL('../src/js/tracing/sinks.rs', import.meta.url)
@@ -26,12 +26,13 @@ function missingExport() {
     return 'the OTLP exporter is not wired yet (src/js/tracing/sinks.rs maps ExporterChoice::Otlp to NoopSink)'
   }
   try {
+    ;({ TracingPlugin } = require('../index.js'))
     const probe = new TracingPlugin({ exporter: 'memory' })
     if (typeof probe.forceFlush !== 'function') return 'TracingPlugin has no forceFlush() yet (tracing plugin not merged)'
     probe.shutdown?.()
     return false
   } catch (err) {
-    return `TracingPlugin cannot be constructed: ${err.message}`
+    return `TracingPlugin cannot be loaded or constructed: ${err.message.split('\n')[0]}`
   }
 }
 const skip = missingExport()
