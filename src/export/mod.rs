@@ -3,6 +3,7 @@
 
 pub mod config;
 pub mod memory;
+pub mod otlp;
 
 use crate::trace::span::SpanData;
 use std::time::Duration;
@@ -19,5 +20,10 @@ pub trait SpanSink: Send + Sync {
     /// Spans dropped by a full queue or an export that gave up.
     fn dropped_count(&self) -> u64 {
         0
+    }
+    /// Warnings the sink raised since the last call, for `process.emitWarning`
+    /// (one per kind of problem; secrets already scrubbed).
+    fn take_warnings(&self) -> Vec<String> {
+        Vec::new()
     }
 }
