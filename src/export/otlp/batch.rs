@@ -195,6 +195,7 @@ impl Worker {
 
     pub fn run(mut self) {
         while let Some(batch) = self.next_batch() {
+            self.warn_overflow();
             let n = batch.len() as u64;
             // A panic while encoding (a foreign deferred value) costs the batch only.
             let result =
@@ -203,7 +204,10 @@ impl Worker {
                 self.drop_spans(n);
                 self.shared.warnings.once(
                     "panic",
-                    format!("TracingPlugin: encoding spans failed unexpectedly; {n} spans were dropped."),
+                    format!(
+                        "TracingPlugin: encoding spans failed unexpectedly; {}.",
+                        dropped_phrase(n)
+                    ),
                 );
             }
             let mut st = self.shared.lock();
@@ -220,6 +224,21 @@ impl Worker {
         st.exited = true;
         drop(st);
         self.shared.progress.notify_all();
+        self.warn_overflow();
+    }
+
+    /// Called without the state lock: a warning hook may take its time.
+    fn warn_overflow(&self) {
+        if self.shared.overflowed.swap(false, Ordering::Relaxed) {
+            self.shared.warnings.once(
+                "overflow",
+                format!(
+                    "TracingPlugin: the span export queue is full (maxQueueSize {}); the oldest \
+spans are dropped. Raise batch.maxQueueSize or check that the collector at {} keeps up.",
+                    self.shared.max_queue_size, self.endpoint
+                ),
+            );
+        }
     }
 
     /// Blocks until a batch is due; `None` when the worker should exit.
@@ -229,16 +248,6 @@ impl Worker {
         let mut st = shared.lock();
         loop {
             shared.wakeups.fetch_add(1, Ordering::Relaxed);
-            if shared.overflowed.swap(false, Ordering::Relaxed) {
-                shared.warnings.once(
-                    "overflow",
-                    format!(
-                        "TracingPlugin: the span export queue is full (maxQueueSize {}); the oldest \
-spans are dropped. Raise batch.maxQueueSize or check that the collector at {} keeps up.",
-                        shared.max_queue_size, self.endpoint
-                    ),
-                );
-            }
             if st.abandon {
                 return None;
             }
@@ -326,8 +335,9 @@ spans: {}",
                         &format!("status-{status}"),
                         format!(
                             "TracingPlugin: the OTLP collector at {} answered HTTP {status}{said}. \
-{n} spans were dropped; this answer is not retried.",
-                            self.endpoint
+{}; this answer is not retried.",
+                            self.endpoint,
+                            dropped_phrase(n)
                         ),
                     );
                     return;
@@ -337,9 +347,9 @@ spans: {}",
                     self.shared.warnings.once(
                         "failed",
                         format!(
-                            "TracingPlugin: exporting spans to {} failed: {reason}. {n} spans were \
-dropped.",
-                            self.endpoint
+                            "TracingPlugin: exporting spans to {} failed: {reason}. {}.",
+                            self.endpoint,
+                            dropped_phrase(n)
                         ),
                     );
                     return;
@@ -357,10 +367,11 @@ dropped.",
                             "gave-up",
                             format!(
                                 "TracingPlugin: could not deliver spans to the OTLP collector at {} \
-within exportTimeoutMillis ({} ms, {attempt} attempt{}; last: {reason}). {n} spans were dropped.",
+within exportTimeoutMillis ({} ms, {attempt} attempt{}; last: {reason}). {}.",
                                 self.endpoint,
                                 self.export_timeout.as_millis(),
-                                if attempt == 1 { "" } else { "s" }
+                                if attempt == 1 { "" } else { "s" },
+                                dropped_phrase(n)
                             ),
                         );
                         return;
@@ -389,6 +400,14 @@ within exportTimeoutMillis ({} ms, {attempt} attempt{}; last: {reason}). {n} spa
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
         }
+    }
+}
+
+fn dropped_phrase(n: u64) -> String {
+    if n == 1 {
+        "1 span was dropped".to_string()
+    } else {
+        format!("{n} spans were dropped")
     }
 }
 

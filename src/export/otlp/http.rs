@@ -102,6 +102,11 @@ impl Transport {
 fn classify_error(e: &ureq::Error) -> Outcome {
     use ureq::Error as E;
     match e {
+        // rustls reports handshake and certificate failures as InvalidData:
+        // trying again cannot fix them.
+        E::Io(io) if io.kind() == std::io::ErrorKind::InvalidData => Outcome::Failed {
+            reason: format!("TLS or protocol error ({io})"),
+        },
         E::Io(io) => Outcome::Retryable {
             reason: format!("connection error ({})", io.kind()),
             retry_after: None,

@@ -380,6 +380,7 @@ fn an_idle_exporter_thread_sleeps() {
     );
     sink.on_end(span("a"));
     collector.wait_for(1, WAIT);
+    assert!(sink.force_flush(WAIT));
     std::thread::sleep(Duration::from_millis(100));
     let after = sink.worker_wakeups();
     assert!(after > idle);
@@ -389,6 +390,42 @@ fn an_idle_exporter_thread_sleeps() {
         after,
         "asleep again after the export"
     );
+}
+
+#[test]
+fn https_uses_rustls_and_a_failed_handshake_is_survived() {
+    // A "server" that answers a TLS ClientHello with plain text.
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let server = std::thread::spawn(move || {
+        use std::io::Write;
+        listener.set_nonblocking(true).expect("nonblocking");
+        let until = Instant::now() + Duration::from_secs(3);
+        let mut served = 0;
+        while Instant::now() < until && served < 10 {
+            match listener.accept() {
+                Ok((mut s, _)) => {
+                    let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\nnot tls");
+                    served += 1;
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(5)),
+            }
+        }
+        served
+    });
+    let mut c = config(&format!("https://{addr}/v1/traces"));
+    c.export_timeout_millis = 300;
+    let sink = start(c);
+    sink.on_end(span("a"));
+    assert!(sink.force_flush(WAIT), "the exporter thread survived");
+    assert_eq!(sink.dropped_count(), 1);
+    let w = sink.take_warnings();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].contains("TLS") && w[0].contains("1 span was dropped"),
+        "{w:?}"
+    );
+    assert!(server.join().expect("server") >= 1);
 }
 
 #[test]
