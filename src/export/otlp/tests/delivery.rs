@@ -445,35 +445,36 @@ fn figures_on_end_and_encoding() {
     c.max_export_batch_size = 512;
     let sink = start(c.clone());
     let spans: Vec<SpanData> = (0..100_000).map(|i| span(&format!("s{i}"))).collect();
+    let count = spans.len() as u32;
+    let pushed = spans.clone();
+    // on_end alone (the spans exist already), while the worker exports.
     let t = Instant::now();
-    for s in spans.iter().cloned() {
+    for s in pushed {
         sink.on_end(s);
     }
-    let per = t.elapsed() / spans.len() as u32;
-    println!(
-        "on_end: {per:?} per span (incl. clone) over {}",
-        spans.len()
-    );
+    let per = t.elapsed() / count;
+    println!("on_end: {per:?} per span over {count} (worker exporting meanwhile)");
     let t = Instant::now();
     assert!(sink.force_flush(Duration::from_secs(60)));
-    println!(
-        "export of {} spans to loopback: {:?}",
-        spans.len(),
-        t.elapsed()
-    );
+    println!("export of {count} spans to loopback: {:?}", t.elapsed());
+    assert_eq!(sink.dropped_count(), 0);
     let encoder = crate::export::otlp::encode::Encoder::new(&c);
     let batch = &spans[..512];
-    let t = Instant::now();
-    let mut bytes = 0;
-    for _ in 0..50 {
+    let rounds = 200;
+    let (mut bytes, mut zipped) = (0, 0);
+    for _ in 0..20 {
         bytes = encoder.request(batch).encode_to_vec().len();
-    }
-    let enc = t.elapsed() / 50;
-    let t = Instant::now();
-    let mut zipped = 0;
-    for _ in 0..50 {
         zipped = encoder.body(batch).len();
     }
-    let gz = t.elapsed() / 50;
+    let t = Instant::now();
+    for _ in 0..rounds {
+        bytes = encoder.request(batch).encode_to_vec().len();
+    }
+    let enc = t.elapsed() / rounds;
+    let t = Instant::now();
+    for _ in 0..rounds {
+        zipped = encoder.body(batch).len();
+    }
+    let gz = t.elapsed() / rounds;
     println!("encode 512 spans: {enc:?} ({bytes} B); encode+gzip: {gz:?} ({zipped} B)");
 }
