@@ -232,7 +232,12 @@ Weave endpoint itself; pass one of them."
 
     let (endpoint, mut headers, mut secrets) = if let Some(weave) = &options.weave {
         let (endpoint, weave_headers, key) = resolve_weave(weave, env)?;
-        let mut headers = base_headers(options, env, &mut warnings)?;
+        // Only the user's `headers` option: OTEL_EXPORTER_OTLP_HEADERS is meant
+        // for the environment's collector and may hold its secrets.
+        let mut headers = match &options.headers {
+            Some(_) => base_headers(options, env, &mut warnings)?,
+            None => Vec::new(),
+        };
         for (k, v) in weave_headers {
             headers.retain(|(name, _)| !name.eq_ignore_ascii_case(&k));
             headers.push((k, v));
@@ -287,6 +292,19 @@ console or none); no spans are exported."
     }
     headers.retain(|(k, _)| !k.is_empty());
 
+    for name in [
+        "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+        "OTEL_EXPORTER_OTLP_PROTOCOL",
+    ] {
+        if let Some(p) = var(env, name) {
+            if p != "http/protobuf" {
+                warnings.push(format!(
+                    "{PREFIX} {name}='{p}' is not supported; spans are sent as http/protobuf."
+                ));
+            }
+            break;
+        }
+    }
     let resource_attributes = resolve_resource(options, env, &mut warnings)?;
     let (request_timeout_millis, gzip) = resolve_transport(env, &mut warnings);
     let attribute_value_length_limit = [

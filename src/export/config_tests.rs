@@ -234,6 +234,45 @@ fn weave_headers_join_the_users_headers_and_win() {
 }
 
 #[test]
+fn weave_never_receives_the_environments_otlp_headers() {
+    let env = env_of(&[
+        (
+            "OTEL_EXPORTER_OTLP_HEADERS",
+            "x-honeycomb-team=other-secret",
+        ),
+        ("WANDB_API_KEY", "k123"),
+    ]);
+    let o = ExportOptions {
+        weave: weave("e/p", None),
+        ..Default::default()
+    };
+    let c = otlp(resolve(&o, &env));
+    assert_eq!(header(&c, "x-honeycomb-team"), None);
+    assert_eq!(c.headers.len(), 2, "{:?}", c);
+}
+
+#[test]
+fn unsupported_protocol_warns() {
+    let env = env_of(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+    ]);
+    let c = otlp(resolve(&ExportOptions::default(), &env));
+    assert!(
+        c.warnings.iter().any(|w| w.contains("grpc")),
+        "{:?}",
+        c.warnings
+    );
+    let env = env_of(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"),
+    ]);
+    assert!(otlp(resolve(&ExportOptions::default(), &env))
+        .warnings
+        .is_empty());
+}
+
+#[test]
 fn endpoint_is_used_verbatim_and_env_headers_still_apply() {
     let env = env_of(&[
         (
