@@ -73,6 +73,11 @@ impl Transport {
             .get("retry-after")
             .and_then(|v| v.to_str().ok())
             .and_then(|v| parse_retry_after(v, SystemTime::now()));
+        let is_protobuf = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.contains("protobuf"));
         let limit = if (200..300).contains(&status) {
             OK_BODY_LIMIT
         } else {
@@ -86,7 +91,9 @@ impl Transport {
             .read_to_vec()
             .unwrap_or_default();
         match status {
-            200..=299 => Outcome::Delivered { body: bytes },
+            // Only a protobuf answer can carry a partial success we can read.
+            200..=299 if is_protobuf => Outcome::Delivered { body: bytes },
+            200..=299 => Outcome::Delivered { body: Vec::new() },
             429 | 502 | 503 | 504 => Outcome::Retryable {
                 reason: format!("HTTP {status}"),
                 retry_after,

@@ -294,7 +294,24 @@ fn partial_success_counts_rejected_spans() {
         }),
     }
     .encode_to_vec();
-    let collector = Collector::start(vec![Reply::Answer(200, vec![], answer)]);
+    let collector = Collector::start(vec![
+        // Not marked as protobuf: not read.
+        Reply::Answer(
+            200,
+            vec![("Content-Type", "text/plain".into())],
+            answer.clone(),
+        ),
+        Reply::Answer(
+            200,
+            vec![("Content-Type", "application/x-protobuf".into())],
+            answer,
+        ),
+    ]);
+    let sink = start(config(&collector.url("/v1/traces")));
+    sink.on_end(span("a"));
+    assert!(sink.force_flush(WAIT));
+    assert_eq!(sink.dropped_count(), 0);
+    drop(sink);
     let sink = start(config(&collector.url("/v1/traces")));
     sink.on_end(span("a"));
     sink.on_end(span("b"));
