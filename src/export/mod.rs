@@ -4,6 +4,7 @@
 pub mod config;
 pub mod console;
 pub mod memory;
+pub mod otlp;
 
 use crate::trace::span::SpanData;
 use std::time::Duration;
@@ -20,5 +21,10 @@ pub trait SpanSink: Send + Sync {
     /// Spans dropped by a full queue or an export that gave up.
     fn dropped_count(&self) -> u64 {
         0
+    }
+    /// Warnings the sink raised since the last call, for `process.emitWarning`
+    /// (one per kind of problem; secrets already scrubbed).
+    fn take_warnings(&self) -> Vec<String> {
+        Vec::new()
     }
 }

@@ -1,0 +1,473 @@
+//! The batching exporter thread and the bounded queue that feeds it.
+//!
+//! Every accepted span gets a sequence number (implicitly: the queue holds a
+//! contiguous run of them). `done_seq` is the first span not yet finished
+//! (exported, answered, or given up on); a flush waits for it to pass the
+//! count of spans accepted when the flush began.
+
+use super::encode::{partial_success, Encoder};
+use super::http::{Outcome, Transport};
+use super::warn::Warnings;
+use crate::export::config::{redact_userinfo, OtlpConfig};
+use crate::trace::span::SpanData;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+pub struct Shared {
+    state: Mutex<State>,
+    /// The worker waits here: new spans, flush requests, shutdown.
+    work: Condvar,
+    /// Flushers and shutdown wait here for progress.
+    progress: Condvar,
+    pub dropped: AtomicU64,
+    /// Times the worker woke up (tests check that an idle worker sleeps).
+    pub wakeups: AtomicU64,
+    overflowed: AtomicBool,
+    pub warnings: Warnings,
+    max_queue_size: usize,
+    max_batch: usize,
+}
+
+#[derive(Default)]
+struct State {
+    queue: VecDeque<SpanData>,
+    /// Spans accepted so far.
+    next_seq: u64,
+    /// First sequence number of the batch being exported.
+    in_flight_start: Option<u64>,
+    /// Export without waiting for the schedule up to this sequence number.
+    flush_target: u64,
+    /// When the pending spans started waiting for the scheduled export.
+    pending_since: Option<Instant>,
+    shutdown: bool,
+    /// Shutdown's time is up: stop retrying, drop what is left, exit.
+    abandon: bool,
+    exited: bool,
+}
+
+impl State {
+    fn front_seq(&self) -> u64 {
+        self.next_seq - self.queue.len() as u64
+    }
+    fn done_seq(&self) -> u64 {
+        self.in_flight_start.unwrap_or_else(|| self.front_seq())
+    }
+}
+
+impl Shared {
+    pub fn new(config: &OtlpConfig) -> Self {
+        Shared {
+            state: Mutex::new(State::default()),
+            work: Condvar::new(),
+            progress: Condvar::new(),
+            dropped: AtomicU64::new(0),
+            wakeups: AtomicU64::new(0),
+            overflowed: AtomicBool::new(false),
+            warnings: Warnings::new(config),
+            max_queue_size: config.max_queue_size.max(1),
+            max_batch: config
+                .max_export_batch_size
+                .clamp(1, config.max_queue_size.max(1)),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // Nothing here panics while holding the lock; survive it anyway.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The JavaScript thread's part: a lock, a push, rarely a wake-up.
+    pub fn push(&self, span: SpanData) {
+        let mut st = self.lock();
+        if st.shutdown {
+            return;
+        }
+        if st.queue.len() >= self.max_queue_size {
+            st.queue.pop_front();
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            self.overflowed.store(true, Ordering::Relaxed);
+        }
+        let was_empty = st.queue.is_empty();
+        st.queue.push_back(span);
+        st.next_seq += 1;
+        if was_empty {
+            st.pending_since = Some(Instant::now());
+        }
+        // Wake the worker only when it has something new to decide.
+        let wake = was_empty || st.queue.len() == self.max_batch;
+        drop(st);
+        if wake {
+            self.work.notify_one();
+        }
+    }
+
+    /// Waits until every span accepted so far is finished, or `deadline`.
+    pub fn flush(&self, deadline: Instant) -> bool {
+        let mut st = self.lock();
+        let target = st.next_seq;
+        if st.done_seq() >= target {
+            return true;
+        }
+        st.flush_target = st.flush_target.max(target);
+        self.work.notify_one();
+        self.wait_progress(st, deadline, |st| st.done_seq() >= target)
+    }
+
+    fn wait_progress(
+        &self,
+        mut st: MutexGuard<'_, State>,
+        deadline: Instant,
+        done: impl Fn(&State) -> bool,
+    ) -> bool {
+        while !done(&st) {
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            st = self
+                .progress
+                .wait_timeout(st, deadline - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+        true
+    }
+
+    /// Starts shutting down; false when an earlier call already did.
+    pub fn begin_shutdown(&self) -> bool {
+        let mut st = self.lock();
+        if st.shutdown {
+            return false;
+        }
+        st.shutdown = true;
+        drop(st);
+        self.work.notify_one();
+        true
+    }
+
+    /// Shutdown's second half: flush until `deadline`, then make the worker
+    /// give up; true once the worker has exited.
+    pub fn finish_shutdown(&self, deadline: Instant) -> bool {
+        let st = self.lock();
+        let flushed = self.wait_progress(st, deadline, |st| {
+            st.exited || st.queue.is_empty() && st.in_flight_start.is_none()
+        });
+        let mut st = self.lock();
+        if !flushed {
+            st.abandon = true;
+            self.work.notify_one();
+        }
+        // A worker stuck in a hanging request is left behind, not waited for.
+        self.wait_progress(st, deadline.max(Instant::now()), |st| st.exited)
+    }
+}
+
+/// The exporter thread.
+pub struct Worker {
+    shared: std::sync::Arc<Shared>,
+    encoder: Encoder,
+    transport: Transport,
+    endpoint: String,
+    delay: Duration,
+    export_timeout: Duration,
+    request_timeout: Duration,
+    backoff: Backoff,
+}
+
+impl Worker {
+    pub fn new(shared: std::sync::Arc<Shared>, config: &OtlpConfig) -> Self {
+        Worker {
+            shared,
+            encoder: Encoder::new(config),
+            transport: Transport::new(config),
+            endpoint: redact_userinfo(&config.endpoint),
+            delay: Duration::from_millis(config.scheduled_delay_millis),
+            export_timeout: Duration::from_millis(config.export_timeout_millis.max(1)),
+            request_timeout: Duration::from_millis(config.request_timeout_millis.max(1)),
+            backoff: Backoff::new(
+                config.retry_initial_backoff_millis,
+                config.retry_max_backoff_millis,
+            ),
+        }
+    }
+
+    pub fn run(mut self) {
+        while let Some(batch) = self.next_batch() {
+            self.warn_overflow();
+            let n = batch.len() as u64;
+            // A panic while encoding (a foreign deferred value) costs the batch only.
+            let result =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.export(batch)));
+            if result.is_err() {
+                self.drop_spans(n);
+                self.shared.warnings.once(
+                    "panic",
+                    format!(
+                        "TracingPlugin: encoding spans failed unexpectedly; {}.",
+                        dropped_phrase(n)
+                    ),
+                );
+            }
+            let mut st = self.shared.lock();
+            st.in_flight_start = None;
+            drop(st);
+            self.shared.progress.notify_all();
+        }
+        let mut st = self.shared.lock();
+        if st.abandon {
+            let left = st.queue.len() as u64;
+            st.queue.clear();
+            self.drop_spans(left);
+        }
+        st.exited = true;
+        drop(st);
+        self.shared.progress.notify_all();
+        self.warn_overflow();
+    }
+
+    /// Called without the state lock: a warning hook may take its time.
+    fn warn_overflow(&self) {
+        if self.shared.overflowed.swap(false, Ordering::Relaxed) {
+            self.shared.warnings.once(
+                "overflow",
+                format!(
+                    "TracingPlugin: the span export queue is full (maxQueueSize {}); the oldest \
+spans are dropped. Raise batch.maxQueueSize or check that the collector at {} keeps up.",
+                    self.shared.max_queue_size, self.endpoint
+                ),
+            );
+        }
+    }
+
+    /// Blocks until a batch is due; `None` when the worker should exit.
+    /// Sleeps without a timeout while the queue is empty.
+    fn next_batch(&mut self) -> Option<Vec<SpanData>> {
+        let shared = std::sync::Arc::clone(&self.shared);
+        let mut st = shared.lock();
+        loop {
+            shared.wakeups.fetch_add(1, Ordering::Relaxed);
+            if st.abandon {
+                return None;
+            }
+            let now = Instant::now();
+            let due = st.pending_since.map(|t| t + self.delay);
+            if !st.queue.is_empty() {
+                let ready = st.queue.len() >= shared.max_batch
+                    || st.flush_target > st.front_seq()
+                    || st.shutdown
+                    || due.is_some_and(|d| d <= now);
+                if ready {
+                    break;
+                }
+            } else if st.shutdown {
+                return None;
+            }
+            st = match due.filter(|_| !st.queue.is_empty()) {
+                Some(d) => {
+                    shared
+                        .work
+                        .wait_timeout(st, d.saturating_duration_since(now))
+                        .unwrap_or_else(|p| p.into_inner())
+                        .0
+                }
+                None => shared.work.wait(st).unwrap_or_else(|p| p.into_inner()),
+            };
+        }
+        let n = st.queue.len().min(shared.max_batch);
+        st.in_flight_start = Some(st.front_seq());
+        let batch: Vec<SpanData> = st.queue.drain(..n).collect();
+        // The rest waits a full delay again unless a batch fills up first.
+        st.pending_since = (!st.queue.is_empty()).then(Instant::now);
+        Some(batch)
+    }
+
+    fn drop_spans(&self, n: u64) {
+        if n > 0 {
+            self.shared.dropped.fetch_add(n, Ordering::Relaxed);
+        }
+    }
+
+    /// Delivers one batch within `export_timeout`, retrying what is worth it.
+    fn export(&mut self, batch: Vec<SpanData>) {
+        let n = batch.len() as u64;
+        let give_up_at = Instant::now() + self.export_timeout;
+        let body = self.encoder.body(&batch);
+        drop(batch);
+        let mut attempt: u32 = 0;
+        loop {
+            let now = Instant::now();
+            let left = give_up_at.saturating_duration_since(now);
+            let outcome = if left.is_zero() {
+                Outcome::Retryable {
+                    reason: "no time left".into(),
+                    retry_after: None,
+                }
+            } else {
+                self.transport.send(&body, left.min(self.request_timeout))
+            };
+            match outcome {
+                Outcome::Delivered { body } => {
+                    if let Some((rejected, message)) = partial_success(&body) {
+                        let rejected = u64::try_from(rejected).unwrap_or(0).min(n);
+                        self.drop_spans(rejected);
+                        self.shared.warnings.once(
+                            "partial",
+                            format!(
+                                "TracingPlugin: the OTLP collector at {} rejected {rejected} of {n} \
+spans: {}",
+                                self.endpoint,
+                                if message.is_empty() { "no reason given" } else { &message }
+                            ),
+                        );
+                    }
+                    return;
+                }
+                Outcome::Rejected { status, body } => {
+                    self.drop_spans(n);
+                    let said = if body.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {body}")
+                    };
+                    self.shared.warnings.once(
+                        &format!("status-{status}"),
+                        format!(
+                            "TracingPlugin: the OTLP collector at {} answered HTTP {status}{said}. \
+{}; this answer is not retried.",
+                            self.endpoint,
+                            dropped_phrase(n)
+                        ),
+                    );
+                    return;
+                }
+                Outcome::Failed { reason } => {
+                    self.drop_spans(n);
+                    self.shared.warnings.once(
+                        "failed",
+                        format!(
+                            "TracingPlugin: exporting spans to {} failed: {reason}. {}.",
+                            self.endpoint,
+                            dropped_phrase(n)
+                        ),
+                    );
+                    return;
+                }
+                Outcome::Retryable {
+                    reason,
+                    retry_after,
+                } => {
+                    attempt += 1;
+                    let backoff = self.backoff.delay(attempt);
+                    let wait = retry_after.map_or(backoff, |r| r.max(backoff));
+                    if Instant::now() + wait >= give_up_at || !self.sleep(wait) {
+                        self.drop_spans(n);
+                        self.shared.warnings.once(
+                            "gave-up",
+                            format!(
+                                "TracingPlugin: could not deliver spans to the OTLP collector at {} \
+within exportTimeoutMillis ({} ms, {attempt} attempt{}; last: {reason}). {}.",
+                                self.endpoint,
+                                self.export_timeout.as_millis(),
+                                if attempt == 1 { "" } else { "s" },
+                                dropped_phrase(n)
+                            ),
+                        );
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sleeps `wait` unless shutdown gives up on us first (then false).
+    fn sleep(&self, wait: Duration) -> bool {
+        let until = Instant::now() + wait;
+        let mut st = self.shared.lock();
+        loop {
+            if st.abandon {
+                return false;
+            }
+            let now = Instant::now();
+            if now >= until {
+                return true;
+            }
+            st = self
+                .shared
+                .work
+                .wait_timeout(st, until - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+}
+
+fn dropped_phrase(n: u64) -> String {
+    if n == 1 {
+        "1 span was dropped".to_string()
+    } else {
+        format!("{n} spans were dropped")
+    }
+}
+
+/// Exponential backoff with ±20 % jitter.
+struct Backoff {
+    initial: Duration,
+    max: Duration,
+    rng: u64,
+}
+
+impl Backoff {
+    fn new(initial_ms: u64, max_ms: u64) -> Self {
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0x9E37_79B9_7F4A_7C15);
+        Backoff {
+            initial: Duration::from_millis(initial_ms),
+            max: Duration::from_millis(max_ms.max(initial_ms)),
+            rng: seed | 1,
+        }
+    }
+
+    fn delay(&mut self, attempt: u32) -> Duration {
+        let exp = self
+            .initial
+            .saturating_mul(1u32 << attempt.saturating_sub(1).min(16))
+            .min(self.max);
+        // xorshift64: jitter needs spread, not cryptographic randomness.
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        let factor = 0.8 + (self.rng % 1000) as f64 / 2500.0;
+        exp.mul_f64(factor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_with_jitter_and_caps() {
+        let mut b = Backoff::new(100, 1000);
+        let d1 = b.delay(1);
+        assert!(
+            d1 >= Duration::from_millis(80) && d1 < Duration::from_millis(120),
+            "{d1:?}"
+        );
+        let d3 = b.delay(3);
+        assert!(
+            d3 >= Duration::from_millis(320) && d3 < Duration::from_millis(480),
+            "{d3:?}"
+        );
+        let d9 = b.delay(9);
+        assert!(
+            d9 >= Duration::from_millis(800) && d9 < Duration::from_millis(1200),
+            "{d9:?}"
+        );
+        let d99 = b.delay(99);
+        assert!(d99 < Duration::from_millis(1200), "{d99:?}");
+    }
+}

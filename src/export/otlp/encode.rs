@@ -1,0 +1,146 @@
+//! SpanData → OTLP protobuf bytes (optionally gzipped). Runs on the exporter
+//! thread: this is where deferred attribute values are rendered.
+
+use super::proto::{self, any_value::Value};
+use crate::export::config::{OtlpConfig, SDK_NAME, SDK_VERSION};
+use crate::trace::span::{AttributeValue, SpanData, StatusCode};
+use flate2::write::GzEncoder;
+use prost::Message;
+use std::collections::HashSet;
+use std::io::Write;
+
+pub struct Encoder {
+    resource: proto::Resource,
+    limit: Option<usize>,
+    gzip: bool,
+}
+
+impl Encoder {
+    pub fn new(config: &OtlpConfig) -> Self {
+        let attributes = config
+            .resource_attributes
+            .iter()
+            .map(|(k, v)| key_value(k, Value::StringValue(v.clone())))
+            .collect();
+        Encoder {
+            resource: proto::Resource { attributes },
+            limit: config.attribute_value_length_limit,
+            gzip: config.gzip,
+        }
+    }
+
+    pub fn gzip(&self) -> bool {
+        self.gzip
+    }
+
+    /// One ResourceSpans with one ScopeSpans holding `spans`.
+    pub fn request(&self, spans: &[SpanData]) -> proto::ExportTraceServiceRequest {
+        proto::ExportTraceServiceRequest {
+            resource_spans: vec![proto::ResourceSpans {
+                resource: Some(self.resource.clone()),
+                scope_spans: vec![proto::ScopeSpans {
+                    scope: Some(proto::InstrumentationScope {
+                        name: SDK_NAME.to_string(),
+                        version: SDK_VERSION.to_string(),
+                    }),
+                    spans: spans.iter().map(|s| self.span(s)).collect(),
+                }],
+            }],
+        }
+    }
+
+    /// The HTTP body for `spans`: protobuf, gzipped when configured.
+    pub fn body(&self, spans: &[SpanData]) -> Vec<u8> {
+        let raw = self.request(spans).encode_to_vec();
+        if !self.gzip {
+            return raw;
+        }
+        let mut gz = GzEncoder::new(
+            Vec::with_capacity(raw.len() / 3),
+            flate2::Compression::fast(),
+        );
+        // Writing into a Vec cannot fail; fall back to the plain bytes if it did.
+        match gz.write_all(&raw).and_then(|_| gz.finish()) {
+            Ok(zipped) => zipped,
+            Err(_) => raw,
+        }
+    }
+
+    fn span(&self, span: &SpanData) -> proto::Span {
+        proto::Span {
+            trace_id: span.trace_id.to_vec(),
+            span_id: span.span_id.to_vec(),
+            parent_span_id: span.parent_span_id.map(|p| p.to_vec()).unwrap_or_default(),
+            name: span.name.clone(),
+            kind: proto::SPAN_KIND_INTERNAL,
+            start_time_unix_nano: span.start_time_unix_nano,
+            end_time_unix_nano: span.end_time_unix_nano,
+            attributes: self.attributes(&span.attributes),
+            status: Some(proto::Status {
+                message: match span.status.code {
+                    // OTLP: a description only accompanies ERROR.
+                    StatusCode::Error => span.status.message.clone().unwrap_or_default(),
+                    _ => String::new(),
+                },
+                code: span.status.code as i32,
+            }),
+            flags: proto::SPAN_FLAGS_SAMPLED_LOCAL_PARENT,
+        }
+    }
+
+    /// In first-set order; a key set twice keeps its last value.
+    fn attributes(&self, attrs: &[(String, AttributeValue)]) -> Vec<proto::KeyValue> {
+        let mut seen: HashSet<&str> = HashSet::with_capacity(attrs.len());
+        let mut out: Vec<proto::KeyValue> = Vec::with_capacity(attrs.len());
+        for (k, v) in attrs.iter().rev() {
+            if seen.insert(k.as_str()) {
+                out.push(key_value(k, self.value(v)));
+            }
+        }
+        out.reverse();
+        out
+    }
+
+    fn value(&self, v: &AttributeValue) -> Value {
+        match v {
+            AttributeValue::String(s) => Value::StringValue(self.cut(s.clone())),
+            AttributeValue::Deferred(d) => Value::StringValue(self.cut(d.render())),
+            AttributeValue::Int(i) => Value::IntValue(*i),
+            AttributeValue::Double(d) => Value::DoubleValue(*d),
+            AttributeValue::Bool(b) => Value::BoolValue(*b),
+            AttributeValue::StringArray(items) => Value::ArrayValue(proto::ArrayValue {
+                values: items
+                    .iter()
+                    .map(|s| proto::AnyValue {
+                        value: Some(Value::StringValue(self.cut(s.clone()))),
+                    })
+                    .collect(),
+            }),
+        }
+    }
+
+    /// OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT counts characters, not bytes.
+    fn cut(&self, mut s: String) -> String {
+        if let Some(limit) = self.limit {
+            if let Some((at, _)) = s.char_indices().nth(limit) {
+                s.truncate(at);
+            }
+        }
+        s
+    }
+}
+
+fn key_value(key: &str, value: Value) -> proto::KeyValue {
+    proto::KeyValue {
+        key: key.to_string(),
+        value: Some(proto::AnyValue { value: Some(value) }),
+    }
+}
+
+/// Spans the collector rejected, with its message, from a 2xx answer body.
+pub fn partial_success(body: &[u8]) -> Option<(i64, String)> {
+    let response = proto::ExportTraceServiceResponse::decode(body).ok()?;
+    let p = response.partial_success?;
+    (p.rejected_spans > 0 || !p.error_message.is_empty())
+        .then_some((p.rejected_spans, p.error_message))
+}

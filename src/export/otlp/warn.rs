@@ -1,0 +1,85 @@
+//! The exporter's warnings: one per kind of problem, secrets scrubbed, handed
+//! to a hook (the napi layer's `process.emitWarning` bridge) or kept for
+//! `take_warnings`.
+
+use crate::export::config::{OtlpConfig, WarningHook};
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+/// Kept warnings are few (one per kind); the cap only guards against a bug.
+const MAX_PENDING: usize = 64;
+/// Shorter values are not worth hiding and would garble messages.
+const MIN_SECRET_LEN: usize = 4;
+
+pub struct Warnings {
+    emitted: Mutex<HashSet<String>>,
+    pending: Mutex<Vec<String>>,
+    hook: Option<WarningHook>,
+    secrets: Vec<String>,
+}
+
+impl Warnings {
+    pub fn new(config: &OtlpConfig) -> Self {
+        let mut secrets: Vec<String> = config.secrets.clone();
+        for (_, v) in &config.headers {
+            secrets.push(v.clone());
+            // `Basic xyz` / `Bearer xyz`: the token alone may be echoed back.
+            if let Some((_, token)) = v.split_once(' ') {
+                secrets.push(token.trim().to_string());
+            }
+        }
+        secrets.retain(|s| s.len() >= MIN_SECRET_LEN);
+        // Longest first, so a secret containing another is replaced whole.
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        secrets.dedup();
+        Warnings {
+            emitted: Mutex::new(HashSet::new()),
+            pending: Mutex::new(Vec::new()),
+            hook: config.on_warning.clone(),
+            secrets,
+        }
+    }
+
+    /// Emits `message` unless a warning of `kind` was already emitted.
+    pub fn once(&self, kind: &str, message: String) {
+        let first = match self.emitted.lock() {
+            Ok(mut set) => set.insert(kind.to_string()),
+            Err(poisoned) => poisoned.into_inner().insert(kind.to_string()),
+        };
+        if first {
+            self.emit(message);
+        }
+    }
+
+    pub fn emit(&self, message: String) {
+        let message = self.redact(message);
+        if let Some(hook) = &self.hook {
+            // A panicking hook must not take the exporter thread down.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(message)));
+            return;
+        }
+        let mut pending = match self.pending.lock() {
+            Ok(p) => p,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if pending.len() < MAX_PENDING {
+            pending.push(message);
+        }
+    }
+
+    pub fn take(&self) -> Vec<String> {
+        match self.pending.lock() {
+            Ok(mut p) => std::mem::take(&mut *p),
+            Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
+        }
+    }
+
+    pub fn redact(&self, mut message: String) -> String {
+        for secret in &self.secrets {
+            if message.contains(secret.as_str()) {
+                message = message.replace(secret.as_str(), "[redacted]");
+            }
+        }
+        message
+    }
+}
