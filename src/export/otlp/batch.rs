@@ -293,8 +293,7 @@ spans are dropped. Raise batch.maxQueueSize or check that the collector at {} ke
     fn export(&mut self, batch: Vec<SpanData>) {
         let n = batch.len() as u64;
         let give_up_at = Instant::now() + self.export_timeout;
-        let body = self.encoder.body(&batch);
-        drop(batch);
+        let body = self.encoder.body(batch);
         let mut attempt: u32 = 0;
         loop {
             let now = Instant::now();
