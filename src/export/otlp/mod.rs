@@ -30,13 +30,13 @@ impl OtlpSink {
         let uri: ureq::http::Uri = config.endpoint.parse().map_err(|_| {
             format!(
                 "TracingPlugin: '{}' is not a valid OTLP endpoint URL.",
-                super::config::redact_userinfo(&config.endpoint)
+                super::config::display_url(&config.endpoint)
             )
         })?;
         if !matches!(uri.scheme_str(), Some("http") | Some("https")) || uri.host().is_none() {
             return Err(format!(
                 "TracingPlugin: '{}' is not an http:// or https:// URL.",
-                super::config::redact_userinfo(&config.endpoint)
+                super::config::display_url(&config.endpoint)
             ));
         }
         let shared = Arc::new(Shared::new(&config));

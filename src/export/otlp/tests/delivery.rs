@@ -265,7 +265,7 @@ fn the_api_key_never_appears_in_a_warning() {
         401,
         &format!("invalid key {key} (Basic {token})"),
     ));
-    let mut c = config(&collector.url("/v1/traces"));
+    let mut c = config(&collector.url("/v1/traces?sig=query-secret"));
     c.headers = vec![("Authorization".into(), format!("Basic {token}"))];
     c.secrets = vec![key.into()];
     let sink = start(c);
@@ -279,6 +279,8 @@ fn the_api_key_never_appears_in_a_warning() {
     let w = sink.take_warnings();
     assert_eq!(w.len(), 1);
     assert!(!w[0].contains(key) && !w[0].contains(token), "{w:?}");
+    assert!(!w[0].contains("query-secret"), "{w:?}");
+    assert_eq!(got[0].path, "/v1/traces?sig=query-secret");
     assert!(
         w[0].contains("HTTP 401") && w[0].contains("[redacted]"),
         "{w:?}"
