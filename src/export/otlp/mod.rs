@@ -1,6 +1,14 @@
 //! The `otlp` exporter: spans go through a bounded queue to one exporter
 //! thread that batches, encodes (protobuf, gzip) and POSTs them over
 //! OTLP/HTTP with retries. The JavaScript thread only pushes onto the queue.
+//!
+//! Wiring (napi layer): `resolve` gives `ExporterChoice::Otlp(config)`; set
+//! `config.on_warning` to a thread-safe bridge to `process.emitWarning` (it is
+//! called on the exporter thread), or leave it `None` and drain
+//! `take_warnings()` from the JavaScript thread now and then. Either way the
+//! warnings `resolve` put in `config.warnings` come out the same way.
+//! `on_end` is a queue push; `force_flush`/`shutdown` block the calling
+//! thread up to their timeout (call them from a worker thread, or at exit).
 
 mod batch;
 pub mod encode;
@@ -54,11 +62,6 @@ impl OtlpSink {
         })
     }
 
-    /// Warnings not yet handed out (only when `on_warning` is not set).
-    pub fn take_warnings(&self) -> Vec<String> {
-        self.shared.warnings.take()
-    }
-
     /// How often the exporter thread woke up (an idle one does not).
     #[doc(hidden)]
     pub fn worker_wakeups(&self) -> u64 {
@@ -93,6 +96,7 @@ impl SpanSink for OtlpSink {
         self.shared.dropped.load(Ordering::Relaxed)
     }
 
+    /// Warnings not yet handed out (only when `on_warning` is not set).
     fn take_warnings(&self) -> Vec<String> {
         self.shared.warnings.take()
     }
