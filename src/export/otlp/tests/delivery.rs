@@ -13,7 +13,10 @@ const WAIT: Duration = Duration::from_secs(5);
 fn posts_protobuf_with_headers_to_the_endpoint() {
     let collector = Collector::start(vec![]);
     let mut c = config(&collector.url("/custom/v1/traces"));
-    c.headers = vec![("x-tenant".into(), "t1".into())];
+    c.headers = vec![
+        ("x-tenant".into(), "t1".into()),
+        ("Content-Type".into(), "application/json".into()),
+    ];
     let sink = start(c);
     sink.on_end(span("a"));
     sink.on_end(error_span("b"));
@@ -24,6 +27,13 @@ fn posts_protobuf_with_headers_to_the_endpoint() {
     assert_eq!(r.method, "POST");
     assert_eq!(r.path, "/custom/v1/traces");
     assert_eq!(r.header("content-type"), Some("application/x-protobuf"));
+    assert_eq!(
+        r.headers
+            .iter()
+            .filter(|(k, _)| k == "content-type")
+            .count(),
+        1
+    );
     assert_eq!(r.header("content-encoding"), Some("gzip"));
     assert_eq!(r.header("x-tenant"), Some("t1"));
     assert!(r
