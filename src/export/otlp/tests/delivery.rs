@@ -511,3 +511,43 @@ fn figures_on_end_and_encoding() {
     let gz = t.elapsed() / rounds;
     println!("encode 512 spans: {enc:?} ({bytes} B); encode+gzip: {gz:?} ({zipped} B)");
 }
+
+#[test]
+fn weave_options_reach_the_collector_as_headers_not_resource() {
+    use crate::export::config::{resolve, ExportOptions, ExporterChoice, WeaveOptions};
+    let collector = Collector::start(vec![]);
+    let options = ExportOptions {
+        weave: Some(WeaveOptions {
+            project: "my-entity/my-project".into(),
+            api_key: None,
+            base_url: Some(collector.url("/")),
+        }),
+        service_name: Some("svc".into()),
+        ..Default::default()
+    };
+    let env = |k: &str| (k == "WANDB_API_KEY").then(|| "key-from-env-123".to_string());
+    let ExporterChoice::Otlp(c) = resolve(&options, &env).expect("resolves") else {
+        panic!("not otlp")
+    };
+    let sink = start(*c);
+    sink.on_end(span("a"));
+    assert!(sink.force_flush(WAIT));
+    let got = collector.received();
+    assert_eq!(got.len(), 1);
+    let r = &got[0];
+    assert_eq!(r.path, "/agents/otel/v1/traces");
+    assert_eq!(
+        r.header("authorization"),
+        Some("Basic YXBpOmtleS1mcm9tLWVudi0xMjM=")
+    );
+    assert_eq!(r.header("project_id"), Some("my-entity/my-project"));
+    let req = decode(r);
+    let resource = req.resource_spans[0].resource.as_ref().expect("resource");
+    let shown = format!("{resource:?}");
+    assert!(shown.contains("svc"), "{shown}");
+    assert!(
+        !shown.contains("my-entity") && !shown.contains("my-project"),
+        "{shown}"
+    );
+    assert!(!shown.contains("key-from-env"), "{shown}");
+}
