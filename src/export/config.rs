@@ -420,6 +420,13 @@ fn check_url(url: &str, what: &str) -> Result<(), String> {
     }
 }
 
+/// A URL for messages: no `user:password@`, no query or fragment (either
+/// may carry a token).
+pub fn display_url(url: &str) -> String {
+    let cut = url.find(['?', '#']).unwrap_or(url.len());
+    redact_userinfo(&url[..cut])
+}
+
 /// A URL with any `user:password@` part replaced, for messages.
 pub fn redact_userinfo(url: &str) -> String {
     let Some(scheme_end) = url.find("://") else {

@@ -710,4 +710,8 @@ fn key_value_parsing() {
         "https://[redacted]@h:1/x"
     );
     assert_eq!(redact_userinfo("https://h/x@y"), "https://h/x@y");
+    assert_eq!(
+        display_url("https://u:p@h/v1/traces?token=abc#f"),
+        "https://[redacted]@h/v1/traces"
+    );
 }

@@ -8,7 +8,7 @@
 use super::encode::{partial_success, Encoder};
 use super::http::{Outcome, Transport};
 use super::warn::Warnings;
-use crate::export::config::{redact_userinfo, OtlpConfig};
+use crate::export::config::{display_url, OtlpConfig};
 use crate::trace::span::SpanData;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -182,7 +182,7 @@ impl Worker {
             shared,
             encoder: Encoder::new(config),
             transport: Transport::new(config),
-            endpoint: redact_userinfo(&config.endpoint),
+            endpoint: display_url(&config.endpoint),
             delay: Duration::from_millis(config.scheduled_delay_millis),
             export_timeout: Duration::from_millis(config.export_timeout_millis.max(1)),
             request_timeout: Duration::from_millis(config.request_timeout_millis.max(1)),
@@ -293,8 +293,7 @@ spans are dropped. Raise batch.maxQueueSize or check that the collector at {} ke
     fn export(&mut self, batch: Vec<SpanData>) {
         let n = batch.len() as u64;
         let give_up_at = Instant::now() + self.export_timeout;
-        let body = self.encoder.body(&batch);
-        drop(batch);
+        let body = self.encoder.body(batch);
         let mut attempt: u32 = 0;
         loop {
             let now = Instant::now();

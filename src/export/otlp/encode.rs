@@ -6,7 +6,6 @@ use crate::export::config::{OtlpConfig, SDK_NAME, SDK_VERSION};
 use crate::trace::span::{AttributeValue, SpanData, StatusCode};
 use flate2::write::GzEncoder;
 use prost::Message;
-use std::collections::HashSet;
 use std::io::Write;
 
 pub struct Encoder {
@@ -20,7 +19,7 @@ impl Encoder {
         let attributes = config
             .resource_attributes
             .iter()
-            .map(|(k, v)| key_value(k, Value::StringValue(v.clone())))
+            .map(|(k, v)| key_value(k.clone(), Value::StringValue(v.clone())))
             .collect();
         Encoder {
             resource: proto::Resource { attributes },
@@ -33,8 +32,9 @@ impl Encoder {
         self.gzip
     }
 
-    /// One ResourceSpans with one ScopeSpans holding `spans`.
-    pub fn request(&self, spans: &[SpanData]) -> proto::ExportTraceServiceRequest {
+    /// One ResourceSpans with one ScopeSpans holding `spans` (moved in, so
+    /// no attribute string is copied).
+    pub fn request(&self, spans: Vec<SpanData>) -> proto::ExportTraceServiceRequest {
         proto::ExportTraceServiceRequest {
             resource_spans: vec![proto::ResourceSpans {
                 resource: Some(self.resource.clone()),
@@ -43,14 +43,14 @@ impl Encoder {
                         name: SDK_NAME.to_string(),
                         version: SDK_VERSION.to_string(),
                     }),
-                    spans: spans.iter().map(|s| self.span(s)).collect(),
+                    spans: spans.into_iter().map(|s| self.span(s)).collect(),
                 }],
             }],
         }
     }
 
     /// The HTTP body for `spans`: protobuf, gzipped when configured.
-    pub fn body(&self, spans: &[SpanData]) -> Vec<u8> {
+    pub fn body(&self, spans: Vec<SpanData>) -> Vec<u8> {
         let raw = self.request(spans).encode_to_vec();
         if !self.gzip {
             return raw;
@@ -66,20 +66,20 @@ impl Encoder {
         }
     }
 
-    fn span(&self, span: &SpanData) -> proto::Span {
+    fn span(&self, span: SpanData) -> proto::Span {
         proto::Span {
             trace_id: span.trace_id.to_vec(),
             span_id: span.span_id.to_vec(),
             parent_span_id: span.parent_span_id.map(|p| p.to_vec()).unwrap_or_default(),
-            name: span.name.clone(),
+            name: span.name,
             kind: proto::SPAN_KIND_INTERNAL,
             start_time_unix_nano: span.start_time_unix_nano,
             end_time_unix_nano: span.end_time_unix_nano,
-            attributes: self.attributes(&span.attributes),
+            attributes: self.attributes(span.attributes),
             status: Some(proto::Status {
                 message: match span.status.code {
                     // OTLP: a description only accompanies ERROR.
-                    StatusCode::Error => span.status.message.clone().unwrap_or_default(),
+                    StatusCode::Error => span.status.message.unwrap_or_default(),
                     _ => String::new(),
                 },
                 code: span.status.code as i32,
@@ -88,31 +88,32 @@ impl Encoder {
         }
     }
 
-    /// In first-set order; a key set twice keeps its last value.
-    fn attributes(&self, attrs: &[(String, AttributeValue)]) -> Vec<proto::KeyValue> {
-        let mut seen: HashSet<&str> = HashSet::with_capacity(attrs.len());
+    /// In first-set order; a key set twice keeps its last value. Spans carry
+    /// a few dozen attributes at most: a linear scan beats hashing here.
+    fn attributes(&self, attrs: Vec<(String, AttributeValue)>) -> Vec<proto::KeyValue> {
         let mut out: Vec<proto::KeyValue> = Vec::with_capacity(attrs.len());
-        for (k, v) in attrs.iter().rev() {
-            if seen.insert(k.as_str()) {
-                out.push(key_value(k, self.value(v)));
+        for (k, v) in attrs.into_iter().rev() {
+            if !out.iter().any(|kv| kv.key == k) {
+                let value = self.value(v);
+                out.push(key_value(k, value));
             }
         }
         out.reverse();
         out
     }
 
-    fn value(&self, v: &AttributeValue) -> Value {
+    fn value(&self, v: AttributeValue) -> Value {
         match v {
-            AttributeValue::String(s) => Value::StringValue(self.cut(s.clone())),
+            AttributeValue::String(s) => Value::StringValue(self.cut(s)),
             AttributeValue::Deferred(d) => Value::StringValue(self.cut(d.render())),
-            AttributeValue::Int(i) => Value::IntValue(*i),
-            AttributeValue::Double(d) => Value::DoubleValue(*d),
-            AttributeValue::Bool(b) => Value::BoolValue(*b),
+            AttributeValue::Int(i) => Value::IntValue(i),
+            AttributeValue::Double(d) => Value::DoubleValue(d),
+            AttributeValue::Bool(b) => Value::BoolValue(b),
             AttributeValue::StringArray(items) => Value::ArrayValue(proto::ArrayValue {
                 values: items
-                    .iter()
+                    .into_iter()
                     .map(|s| proto::AnyValue {
-                        value: Some(Value::StringValue(self.cut(s.clone()))),
+                        value: Some(Value::StringValue(self.cut(s))),
                     })
                     .collect(),
             }),
@@ -130,9 +131,9 @@ impl Encoder {
     }
 }
 
-fn key_value(key: &str, value: Value) -> proto::KeyValue {
+fn key_value(key: String, value: Value) -> proto::KeyValue {
     proto::KeyValue {
-        key: key.to_string(),
+        key,
         value: Some(proto::AnyValue { value: Some(value) }),
     }
 }

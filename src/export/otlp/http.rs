@@ -43,7 +43,18 @@ impl Transport {
         Transport {
             agent,
             endpoint: config.endpoint.clone(),
-            headers: config.headers.clone(),
+            // The body's own headers are ours to set: a user's copy would
+            // duplicate or contradict them.
+            headers: config
+                .headers
+                .iter()
+                .filter(|(k, _)| {
+                    !["content-type", "content-encoding", "content-length", "host"]
+                        .iter()
+                        .any(|p| k.eq_ignore_ascii_case(p))
+                })
+                .cloned()
+                .collect(),
             gzip: config.gzip,
         }
     }

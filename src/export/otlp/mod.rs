@@ -1,6 +1,14 @@
 //! The `otlp` exporter: spans go through a bounded queue to one exporter
 //! thread that batches, encodes (protobuf, gzip) and POSTs them over
 //! OTLP/HTTP with retries. The JavaScript thread only pushes onto the queue.
+//!
+//! Wiring (napi layer): `resolve` gives `ExporterChoice::Otlp(config)`; set
+//! `config.on_warning` to a thread-safe bridge to `process.emitWarning` (it is
+//! called on the exporter thread), or leave it `None` and drain
+//! `take_warnings()` from the JavaScript thread now and then. Either way the
+//! warnings `resolve` put in `config.warnings` come out the same way.
+//! `on_end` is a queue push; `force_flush`/`shutdown` block the calling
+//! thread up to their timeout (call them from a worker thread, or at exit).
 
 mod batch;
 pub mod encode;
@@ -30,13 +38,13 @@ impl OtlpSink {
         let uri: ureq::http::Uri = config.endpoint.parse().map_err(|_| {
             format!(
                 "TracingPlugin: '{}' is not a valid OTLP endpoint URL.",
-                super::config::redact_userinfo(&config.endpoint)
+                super::config::display_url(&config.endpoint)
             )
         })?;
         if !matches!(uri.scheme_str(), Some("http") | Some("https")) || uri.host().is_none() {
             return Err(format!(
                 "TracingPlugin: '{}' is not an http:// or https:// URL.",
-                super::config::redact_userinfo(&config.endpoint)
+                super::config::display_url(&config.endpoint)
             ));
         }
         let shared = Arc::new(Shared::new(&config));
@@ -52,11 +60,6 @@ impl OtlpSink {
             shared,
             thread: Mutex::new(Some(thread)),
         })
-    }
-
-    /// Warnings not yet handed out (only when `on_warning` is not set).
-    pub fn take_warnings(&self) -> Vec<String> {
-        self.shared.warnings.take()
     }
 
     /// How often the exporter thread woke up (an idle one does not).
@@ -93,6 +96,7 @@ impl SpanSink for OtlpSink {
         self.shared.dropped.load(Ordering::Relaxed)
     }
 
+    /// Warnings not yet handed out (only when `on_warning` is not set).
     fn take_warnings(&self) -> Vec<String> {
         self.shared.warnings.take()
     }

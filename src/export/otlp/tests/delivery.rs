@@ -13,7 +13,10 @@ const WAIT: Duration = Duration::from_secs(5);
 fn posts_protobuf_with_headers_to_the_endpoint() {
     let collector = Collector::start(vec![]);
     let mut c = config(&collector.url("/custom/v1/traces"));
-    c.headers = vec![("x-tenant".into(), "t1".into())];
+    c.headers = vec![
+        ("x-tenant".into(), "t1".into()),
+        ("Content-Type".into(), "application/json".into()),
+    ];
     let sink = start(c);
     sink.on_end(span("a"));
     sink.on_end(error_span("b"));
@@ -24,6 +27,13 @@ fn posts_protobuf_with_headers_to_the_endpoint() {
     assert_eq!(r.method, "POST");
     assert_eq!(r.path, "/custom/v1/traces");
     assert_eq!(r.header("content-type"), Some("application/x-protobuf"));
+    assert_eq!(
+        r.headers
+            .iter()
+            .filter(|(k, _)| k == "content-type")
+            .count(),
+        1
+    );
     assert_eq!(r.header("content-encoding"), Some("gzip"));
     assert_eq!(r.header("x-tenant"), Some("t1"));
     assert!(r
@@ -265,7 +275,7 @@ fn the_api_key_never_appears_in_a_warning() {
         401,
         &format!("invalid key {key} (Basic {token})"),
     ));
-    let mut c = config(&collector.url("/v1/traces"));
+    let mut c = config(&collector.url("/v1/traces?sig=query-secret"));
     c.headers = vec![("Authorization".into(), format!("Basic {token}"))];
     c.secrets = vec![key.into()];
     let sink = start(c);
@@ -279,6 +289,8 @@ fn the_api_key_never_appears_in_a_warning() {
     let w = sink.take_warnings();
     assert_eq!(w.len(), 1);
     assert!(!w[0].contains(key) && !w[0].contains(token), "{w:?}");
+    assert!(!w[0].contains("query-secret"), "{w:?}");
+    assert_eq!(got[0].path, "/v1/traces?sig=query-secret");
     assert!(
         w[0].contains("HTTP 401") && w[0].contains("[redacted]"),
         "{w:?}"
@@ -480,18 +492,62 @@ fn figures_on_end_and_encoding() {
     let rounds = 200;
     let (mut bytes, mut zipped) = (0, 0);
     for _ in 0..20 {
-        bytes = encoder.request(batch).encode_to_vec().len();
-        zipped = encoder.body(batch).len();
+        bytes = encoder.request(batch.to_vec()).encode_to_vec().len();
+        zipped = encoder.body(batch.to_vec()).len();
     }
+    // The encoder consumes its batch: copies are made before the clock runs.
+    let copies = |n: u32| -> Vec<Vec<SpanData>> { (0..n).map(|_| batch.to_vec()).collect() };
+    let inputs = copies(rounds);
     let t = Instant::now();
-    for _ in 0..rounds {
-        bytes = encoder.request(batch).encode_to_vec().len();
+    for b in inputs {
+        bytes = encoder.request(b).encode_to_vec().len();
     }
     let enc = t.elapsed() / rounds;
+    let inputs = copies(rounds);
     let t = Instant::now();
-    for _ in 0..rounds {
-        zipped = encoder.body(batch).len();
+    for b in inputs {
+        zipped = encoder.body(b).len();
     }
     let gz = t.elapsed() / rounds;
     println!("encode 512 spans: {enc:?} ({bytes} B); encode+gzip: {gz:?} ({zipped} B)");
+}
+
+#[test]
+fn weave_options_reach_the_collector_as_headers_not_resource() {
+    use crate::export::config::{resolve, ExportOptions, ExporterChoice, WeaveOptions};
+    let collector = Collector::start(vec![]);
+    let options = ExportOptions {
+        weave: Some(WeaveOptions {
+            project: "my-entity/my-project".into(),
+            api_key: None,
+            base_url: Some(collector.url("/")),
+        }),
+        service_name: Some("svc".into()),
+        ..Default::default()
+    };
+    let env = |k: &str| (k == "WANDB_API_KEY").then(|| "key-from-env-123".to_string());
+    let ExporterChoice::Otlp(c) = resolve(&options, &env).expect("resolves") else {
+        panic!("not otlp")
+    };
+    let sink = start(*c);
+    sink.on_end(span("a"));
+    assert!(sink.force_flush(WAIT));
+    let got = collector.received();
+    assert_eq!(got.len(), 1);
+    let r = &got[0];
+    assert_eq!(r.path, "/agents/otel/v1/traces");
+    assert_eq!(
+        r.header("authorization"),
+        Some("Basic YXBpOmtleS1mcm9tLWVudi0xMjM=")
+    );
+    assert_eq!(r.header("project_id"), Some("my-entity/my-project"));
+    let req = decode(r);
+    let resource = req.resource_spans[0].resource.as_ref().expect("resource");
+    let shown = format!("{resource:?}");
+    assert!(shown.contains("svc"), "{shown}");
+    assert!(
+        !shown.contains("my-entity") && !shown.contains("my-project"),
+        "{shown}"
+    );
+    assert!(!shown.contains("key-from-env"), "{shown}");
 }
