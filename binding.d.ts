@@ -51,6 +51,11 @@ export declare class NativeTracer {
    * only for `process.on('exit')`).
    */
   shutdownSync(timeoutMillis: number): void
+  /**
+   * Warnings the sink raised since the last call (the OTLP exporter's
+   * come from its own thread); `None` when there are none, the usual case.
+   */
+  takeWarnings(): Array<string> | null
   /** api.md FinishedSpan list as JSON (times as decimal strings). */
   finishedSpansJson(): string
 }

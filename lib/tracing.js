@@ -11,11 +11,13 @@ const { safeJson } = require('./tracing/json.js')
 const { flattenAgentTree, rootOf } = require('./tracing/agents.js')
 
 const warned = new Set()
-function warnOnce(kind, message) {
-  if (warned.has(kind)) return
+function warnOnce(kind, message, code = `ADK_TRACING_${kind}`) {
+  // The exporter already sends one warning per kind of problem; the cap only
+  // keeps a misbehaving collector from growing this set without bound.
+  if (warned.has(kind) || warned.size >= 1024) return
   warned.add(kind)
   try {
-    process.emitWarning(message, { type: 'TracingPluginWarning', code: `ADK_TRACING_${kind}` })
+    process.emitWarning(message, { type: 'TracingPluginWarning', code })
   } catch {
     // A broken warning handler must not break the run either.
   }
@@ -382,6 +384,7 @@ class TracingPlugin {
         this._native.finish(id, false)
         this._forget(id)
         this._unpinIfIdle()
+        this._drainWarnings()
       }
     } catch (e) {
       problem('afterRunCallback', e)
@@ -555,6 +558,12 @@ class TracingPlugin {
     if (this._treeless.size !== 0) this._treeless.delete(id)
   }
 
+  /** Emits what the exporter thread had to say (each text once per process). */
+  _drainWarnings() {
+    const warnings = this._native.takeWarnings()
+    if (warnings) for (const w of warnings) warnOnce(`EXPORT ${w}`, w, 'ADK_TRACING_EXPORT')
+  }
+
   _unpinIfIdle() {
     if (this._native.openInvocationCount === 0) pinned.delete(this)
   }
@@ -562,10 +571,11 @@ class TracingPlugin {
   forceFlush() {
     if (this._stopped) return this._shutdownPromise ?? PASS
     try {
-      return this._native.forceFlush().then(
-        () => undefined,
-        () => undefined,
-      )
+      const settle = () => {
+        this._drainWarnings()
+        return undefined
+      }
+      return this._native.forceFlush().then(settle, settle)
     } catch (e) {
       problem('forceFlush', e)
       return PASS
@@ -577,10 +587,11 @@ class TracingPlugin {
     this._stopped = true
     pinned.delete(this)
     try {
-      this._shutdownPromise = this._native.shutdown().then(
-        () => undefined,
-        () => undefined,
-      )
+      const settle = () => {
+        this._drainWarnings()
+        return undefined
+      }
+      this._shutdownPromise = this._native.shutdown().then(settle, settle)
     } catch (e) {
       problem('shutdown', e)
       this._shutdownPromise = PASS

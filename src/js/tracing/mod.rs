@@ -435,6 +435,14 @@ impl NativeTracer {
             .shutdown(Duration::from_millis(timeout_millis as u64));
     }
 
+    /// Warnings the sink raised since the last call (the OTLP exporter's
+    /// come from its own thread); `None` when there are none, the usual case.
+    #[napi]
+    pub fn take_warnings(&self) -> Option<Vec<String>> {
+        let warnings = self.tracer.sink().take_warnings();
+        (!warnings.is_empty()).then_some(warnings)
+    }
+
     /// api.md FinishedSpan list as JSON (times as decimal strings).
     #[napi]
     pub fn finished_spans_json(&self) -> String {

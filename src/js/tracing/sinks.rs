@@ -1,9 +1,9 @@
-//! Picks the span sink for a resolved exporter choice. The OTLP sink is
-//! wired here when it lands; until then OTLP exports nothing.
+//! Picks the span sink for a resolved exporter choice.
 
 use crate::export::config::ExporterChoice;
 use crate::export::console::{color_enabled, ConsoleSink};
 use crate::export::memory::MemorySink;
+use crate::export::otlp::OtlpSink;
 use crate::export::SpanSink;
 use crate::trace::span::SpanData;
 use std::sync::Arc;
@@ -51,11 +51,19 @@ pub fn sinks_for(choice: ExporterChoice, stdout_is_tty: bool) -> Sinks {
             memory: None,
             warning,
         },
-        // The OTLP sink is wired by the exporter work; nothing is sent yet.
-        ExporterChoice::Otlp(_) => Sinks {
-            sink: Arc::new(NoopSink),
-            memory: None,
-            warning: None,
+        // Its warnings (resolution and delivery) are drained by
+        // `NativeTracer::take_warnings`, on the JavaScript thread.
+        ExporterChoice::Otlp(config) => match OtlpSink::start(*config) {
+            Ok(sink) => Sinks {
+                sink: Arc::new(sink),
+                memory: None,
+                warning: None,
+            },
+            Err(message) => Sinks {
+                sink: Arc::new(NoopSink),
+                memory: None,
+                warning: Some(message),
+            },
         },
     }
 }
