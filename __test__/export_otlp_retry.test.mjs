@@ -1,0 +1,117 @@
+// What the exporter does with the collector's answers, through TracingPlugin
+// and a real run: 429 + Retry-After, 503/502 retried and delivered once;
+// 500 and 400 not retried, the batch dropped and counted, one process
+// warning saying what the collector answered; a collector that is down and
+// comes back on the same port.
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import { startReceiver } from './helpers/otlp_receiver.mjs'
+import { TracingPlugin, freePort, recordWarnings, runWeather, settle, sleep, weatherRunner } from './fixtures/otlp_common.mjs'
+
+// The cases are independent (own receiver, own plugin): run them side by side.
+describe('OTLP delivery answers', { concurrency: true }, () => {
+  function traced(endpoint, batch = {}) {
+    // One batch per run: a long schedule, so only forceFlush sends.
+    const plugin = new TracingPlugin({ endpoint, batch: { scheduledDelayMillis: 60_000, exportTimeoutMillis: 8000, ...batch } })
+    return { plugin, runner: weatherRunner(plugin, { runs: 2 }) }
+  }
+
+  test('429 with Retry-After: 1, then 200: delivered exactly once, not before ~1 s', async () => {
+    const rx = await startReceiver({ script: [{ status: 429, headers: { 'retry-after': '1' } }] })
+    const warnings = recordWarnings()
+    try {
+      const { plugin, runner } = traced(rx.endpoint)
+      await runWeather(runner)
+      await plugin.forceFlush()
+      assert.deepEqual(rx.requests.map((r) => r.answer), [429, 200])
+      const gap = rx.requests[1].receivedAt - rx.requests[0].receivedAt
+      assert.ok(gap >= 950, `Retry-After honoured: retried after ${gap} ms`)
+      assert.ok(gap < 4000, `retried promptly after Retry-After: ${gap} ms`)
+      assert.equal(rx.spans.length, 5, 'accepted once')
+      assert.equal(new Set(rx.spans.map((s) => s.spanId)).size, 5)
+      assert.equal(rx.requests[0].spanCount, 5, 'the retry resends the same batch')
+      assert.deepEqual(rx.requests[1].body, rx.requests[0].body, 'byte-for-byte the same spans')
+      assert.equal(plugin.droppedSpanCount, 0)
+      await plugin.shutdown()
+      await settle()
+      assert.deepEqual(warnings.export(rx.endpoint), [], 'a delivered batch warns about nothing')
+    } finally {
+      warnings.stop()
+      await rx.stop()
+    }
+  })
+
+  test('503 then 502 then 200: retried with backoff, delivered exactly once', async () => {
+    const rx = await startReceiver({ script: [503, 502] })
+    try {
+      const { plugin, runner } = traced(rx.endpoint)
+      await runWeather(runner)
+      await plugin.forceFlush()
+      assert.deepEqual(rx.requests.map((r) => r.answer), [503, 502, 200])
+      assert.equal(rx.spans.length, 5)
+      assert.equal(new Set(rx.spans.map((s) => s.spanId)).size, 5)
+      const [a, b, c] = rx.requests.map((r) => r.receivedAt)
+      assert.ok(b - a >= 100 && c - b >= 100, `backoff between attempts: ${b - a} ms, ${c - b} ms`)
+      assert.equal(plugin.droppedSpanCount, 0)
+      await plugin.shutdown()
+    } finally {
+      await rx.stop()
+    }
+  })
+
+  for (const status of [500, 400]) {
+    test(`${status}: not retried, the batch dropped and counted, one warning with the collector's answer`, async () => {
+      const body = `collector says no (${status})`
+      // Two runs, two batches: the second rejection must not warn again.
+      const rx = await startReceiver({ script: [{ status, body }, { status, body }] })
+      const warnings = recordWarnings()
+      try {
+        const { plugin, runner } = traced(rx.endpoint)
+        await runWeather(runner)
+        await plugin.forceFlush()
+        await sleep(300) // a retry would come by now (backoff starts near 1 s; bounded below)
+        assert.deepEqual(rx.requests.map((r) => r.answer), [status], 'one request, not retried')
+        assert.equal(rx.spans.length, 0)
+        assert.equal(plugin.droppedSpanCount, 5, 'the rejected batch counts as dropped')
+        await settle()
+        const w = warnings.export(rx.endpoint)
+        assert.equal(w.length, 1, `one export warning: ${JSON.stringify(warnings.list)}`)
+        assert.equal(w[0].name, 'TracingPluginWarning')
+        assert.match(w[0].message, new RegExp(`HTTP ${status}`), 'says the status')
+        assert.ok(w[0].message.includes(body), `says what the collector answered: ${w[0].message}`)
+        assert.ok(w[0].message.includes(rx.endpoint), 'names the collector')
+
+        await runWeather(runner)
+        await plugin.forceFlush()
+        await sleep(1500) // past the first backoff: still no retry
+        assert.deepEqual(rx.requests.map((r) => r.answer), [status, status])
+        assert.equal(plugin.droppedSpanCount, 10)
+        await plugin.shutdown()
+        await settle()
+        assert.equal(warnings.export(rx.endpoint).length, 1, 'still one warning for this kind of problem')
+      } finally {
+        warnings.stop()
+        await rx.stop()
+      }
+    })
+  }
+
+  test('connection refused, then the collector comes up on the same port: delivered', async () => {
+    const port = await freePort()
+    const endpoint = `http://127.0.0.1:${port}/v1/traces`
+    const { plugin, runner } = traced(endpoint)
+    await runWeather(runner)
+    const flushed = plugin.forceFlush()
+    await sleep(200) // the first attempt is refused by now; the retry waits ~1 s
+    const rx = await startReceiver({ port })
+    try {
+      await flushed
+      assert.equal(rx.spans.length, 5, 'delivered after the collector came up')
+      assert.deepEqual(rx.requests.map((r) => r.answer), [200], 'delivered once')
+      assert.equal(plugin.droppedSpanCount, 0)
+      await plugin.shutdown()
+    } finally {
+      await rx.stop()
+    }
+  })
+})
