@@ -41,6 +41,23 @@ describe('OTLP delivery answers', { concurrency: true }, () => {
     }
   })
 
+  // The first backoff alone is 0.8–1.2 s: only a longer Retry-After proves it is read.
+  test('503 with Retry-After: 2 waits the 2 s, longer than the backoff', async () => {
+    const rx = await startReceiver({ script: [{ status: 503, headers: { 'retry-after': '2' } }] })
+    try {
+      const { plugin, runner } = traced(rx.endpoint)
+      await runWeather(runner)
+      await plugin.forceFlush()
+      assert.deepEqual(rx.requests.map((r) => r.answer), [503, 200])
+      const gap = rx.requests[1].receivedAt - rx.requests[0].receivedAt
+      assert.ok(gap >= 1950, `Retry-After honoured: retried after ${gap} ms`)
+      assert.equal(rx.spans.length, 5)
+      await plugin.shutdown()
+    } finally {
+      await rx.stop()
+    }
+  })
+
   test('503 then 502 then 200: retried with backoff, delivered exactly once', async () => {
     const rx = await startReceiver({ script: [503, 502] })
     try {
