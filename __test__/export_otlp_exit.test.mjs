@@ -1,0 +1,59 @@
+// process.exit() in a child that broke out of runAsync (the run stays open):
+// the exit path ends the run as interrupted and delivers it over OTLP to the
+// receiver in this process; a hanging collector delays the exit only by the
+// bounded exit flush.
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import { startReceiver } from './helpers/otlp_receiver.mjs'
+import { cleanEnv, runChild } from './fixtures/otlp_common.mjs'
+
+function breakAndExit(options) {
+  return runChild('otlp_child.mjs', [JSON.stringify(options), 'break-exit'], { env: cleanEnv(), timeoutMs: 30_000 })
+}
+
+describe('process.exit() after a consumer break', { concurrency: true }, () => {
+  test('the open run is exported on exit, its root flagged weave.google_adk.interrupted', async () => {
+    const rx = await startReceiver()
+    try {
+      // A long schedule: only the exit path can send anything.
+      const r = await breakAndExit({ endpoint: rx.endpoint, batch: { scheduledDelayMillis: 60_000 } })
+      assert.equal(r.code, 0, r.stderr)
+      assert.equal(r.json.open, 1, 'the run was still open when the child called process.exit')
+      const roots = rx.spans.filter((s) => s.parentSpanId === undefined)
+      assert.equal(roots.length, 1, `a root span arrived: ${rx.spans.map((s) => s.name)}`)
+      const [root] = roots
+      assert.equal(root.name, 'invoke_agent weather_agent')
+      assert.equal(root.attributes['gen_ai.agent.id'], r.json.invocationId)
+      assert.equal(root.attributes['weave.google_adk.interrupted'], true)
+      assert.ok(rx.spans.every((s) => s.traceId === root.traceId))
+      assert.ok(rx.spans.some((s) => s.name === 'invoke_agent weather_agent' && s.parentSpanId === root.spanId), 'the agent span too')
+      assert.ok(rx.spans.some((s) => s.name === 'chat scripted-model'), 'the model call that had ended')
+    } finally {
+      await rx.stop()
+    }
+  })
+
+  for (const [label, options, bound] of [
+    ['the default exit flush (2 s)', {}, 2000],
+    ['exitFlushTimeoutMillis: 300', { exitFlushTimeoutMillis: 300 }, 300],
+  ]) {
+    test(`a hanging collector keeps the child alive no longer than ${label}`, async (t) => {
+      const rx = await startReceiver({ fallback: 'hang' })
+      try {
+        const r = await breakAndExit({ endpoint: rx.endpoint, batch: { scheduledDelayMillis: 60_000, exportTimeoutMillis: 30_000 }, ...options })
+        const exitedAt = Date.now()
+        assert.equal(r.code, 0, r.stderr)
+        const lingered = exitedAt - r.json.exitAt
+        t.diagnostic(`lingered ${lingered} ms after process.exit()`)
+        assert.ok(lingered < bound + 1500, `exited ${lingered} ms after process.exit (bound ${bound} ms + margin)`)
+        // It did try: the interrupted root was on the wire when it gave up.
+        const sent = rx.allSpans.find((s) => s.parentSpanId === undefined)
+        assert.ok(sent, `the exit flush sent the root: ${rx.counts.requests} requests`)
+        assert.equal(sent.attributes['weave.google_adk.interrupted'], true)
+        assert.equal(rx.spans.length, 0, 'nothing was answered')
+      } finally {
+        await rx.stop()
+      }
+    })
+  }
+})
