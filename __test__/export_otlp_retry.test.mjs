@@ -76,7 +76,7 @@ describe('OTLP delivery answers', { concurrency: true }, () => {
     }
   })
 
-  for (const status of [500, 400]) {
+  for (const status of [500, 400, 401, 404, 413]) {
     test(`${status}: not retried, the batch dropped and counted, one warning with the collector's answer`, async () => {
       const body = `collector says no (${status})`
       // Two runs, two batches: the second rejection must not warn again.
@@ -112,6 +112,90 @@ describe('OTLP delivery answers', { concurrency: true }, () => {
       }
     })
   }
+
+  test('504, and a connection closed without an answer, are retried: delivered once', async () => {
+    const rx = await startReceiver({ script: [504, 'close'] })
+    try {
+      const { plugin, runner } = traced(rx.endpoint)
+      await runWeather(runner)
+      await plugin.forceFlush()
+      assert.deepEqual(rx.requests.map((r) => r.answer), [504, 'close', 200])
+      assert.equal(rx.spans.length, 5)
+      assert.equal(plugin.droppedSpanCount, 0)
+      await plugin.shutdown()
+    } finally {
+      await rx.stop()
+    }
+  })
+
+  test('exportTimeoutMillis bounds the retries: a collector that keeps answering 503 costs one batch, counted, one warning', async (t) => {
+    const rx = await startReceiver({ fallback: 503 })
+    const warnings = recordWarnings()
+    try {
+      const { plugin, runner } = traced(rx.endpoint, { exportTimeoutMillis: 2500 })
+      await runWeather(runner)
+      const t0 = performance.now()
+      await plugin.forceFlush()
+      const ms = performance.now() - t0
+      t.diagnostic(`gave up after ${ms.toFixed(0)} ms and ${rx.requests.length} attempts`)
+      assert.ok(ms < 2500 + 1000, `forceFlush resolved within exportTimeoutMillis: ${ms.toFixed(0)} ms`)
+      assert.ok(rx.requests.length >= 2, 'retried at least once')
+      assert.ok(rx.requests.every((r) => r.answer === 503))
+      const last = rx.requests.at(-1).receivedAt - rx.requests[0].receivedAt
+      assert.ok(last < 2500, `no attempt after the budget: the last came ${last} ms after the first`)
+      assert.equal(plugin.droppedSpanCount, 5)
+      await settle()
+      const w = warnings.export(rx.endpoint)
+      assert.equal(w.length, 1, JSON.stringify(warnings.list))
+      assert.match(w[0].message, /exportTimeoutMillis \(2500 ms/)
+      assert.match(w[0].message, /HTTP 503/, 'says what the collector last answered')
+      await plugin.shutdown()
+    } finally {
+      warnings.stop()
+      await rx.stop()
+    }
+  })
+
+  test('a Retry-After beyond exportTimeoutMillis: the batch is given up at once, not waited for', async () => {
+    const rx = await startReceiver({ script: [{ status: 429, headers: { 'retry-after': '120' } }] })
+    try {
+      const { plugin, runner } = traced(rx.endpoint, { exportTimeoutMillis: 3000 })
+      await runWeather(runner)
+      const t0 = performance.now()
+      await plugin.forceFlush()
+      const ms = performance.now() - t0
+      assert.ok(ms < 3000 + 1000, `forceFlush resolved within exportTimeoutMillis: ${ms.toFixed(0)} ms`)
+      assert.deepEqual(rx.requests.map((r) => r.answer), [429])
+      assert.equal(plugin.droppedSpanCount, 5)
+      await plugin.shutdown()
+    } finally {
+      await rx.stop()
+    }
+  })
+
+  test('a 200 with partial_success: not sent again, the rejected spans counted, one warning with its message', async () => {
+    const message = Buffer.from('2 spans were too large')
+    const inner = Buffer.concat([Buffer.from([0x08, 0x02, 0x12, message.length]), message])
+    const body = Buffer.concat([Buffer.from([0x0a, inner.length]), inner])
+    const rx = await startReceiver({ script: [{ status: 200, body }] })
+    const warnings = recordWarnings()
+    try {
+      const { plugin, runner } = traced(rx.endpoint)
+      await runWeather(runner)
+      await plugin.forceFlush()
+      await sleep(300)
+      assert.deepEqual(rx.requests.map((r) => r.answer), [200])
+      assert.equal(plugin.droppedSpanCount, 2)
+      await settle()
+      const w = warnings.export(rx.endpoint)
+      assert.equal(w.length, 1, JSON.stringify(warnings.list))
+      assert.match(w[0].message, /2 spans were too large/)
+      await plugin.shutdown()
+    } finally {
+      warnings.stop()
+      await rx.stop()
+    }
+  })
 
   test('connection refused, then the collector comes up on the same port: delivered', async () => {
     const port = await freePort()
