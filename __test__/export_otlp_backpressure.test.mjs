@@ -45,6 +45,24 @@ describe('a slow or hanging collector', { concurrency: true }, () => {
     }
   })
 
+  test('shutdown() with a hanging collector resolves within exportTimeoutMillis; the batch is dropped and counted', async () => {
+    const exportTimeoutMillis = 1200
+    const rx = await startReceiver({ fallback: 'hang' })
+    try {
+      const plugin = new TracingPlugin({ endpoint: rx.endpoint, batch: { scheduledDelayMillis: 60_000, exportTimeoutMillis } })
+      await runWeather(weatherRunner(plugin))
+      const t0 = performance.now()
+      await plugin.shutdown()
+      const ms = performance.now() - t0
+      assert.ok(ms < exportTimeoutMillis + 1000, `shutdown resolved in ${ms.toFixed(0)} ms`)
+      assert.ok(rx.counts.requests >= 1, 'it tried')
+      assert.equal(plugin.droppedSpanCount, 5)
+      assert.equal(rx.spans.length, 0)
+    } finally {
+      await rx.stop()
+    }
+  })
+
   test('queue overflow: the oldest spans are dropped and counted, the newest delivered', async () => {
     const maxQueueSize = 4
     const rx = await startReceiver({ script: ['hang'] })

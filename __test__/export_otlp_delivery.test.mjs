@@ -178,3 +178,31 @@ test('shutdown(): resolves after delivery, later callbacks are no-ops, idempoten
     await rx.stop()
   }
 })
+
+test('delivery: big and non-ASCII attribute values survive protobuf + gzip; user headers cannot replace the body\'s own', async () => {
+  const rx = await startReceiver()
+  try {
+    const plugin = new TracingPlugin({
+      endpoint: rx.endpoint,
+      headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'identity', 'x-team': 'team-1' },
+      batch: { scheduledDelayMillis: 20 },
+    })
+    const big = 'Wetter in Köln? 🌦 ' + 'x'.repeat(1_500_000)
+    const runner = weatherRunner(plugin)
+    const run = await runWeather(runner, { text: big })
+    await plugin.shutdown()
+    assert.equal(rx.spans.length, 5, JSON.stringify(rx.requests.map((r) => [r.answer, r.error])))
+    for (const r of rx.requests) {
+      assert.equal(r.contentType, 'application/x-protobuf')
+      assert.equal(r.contentEncoding, 'gzip')
+      assert.equal(r.headers['x-team'], 'team-1')
+      assert.ok(r.bytes < 200_000, `gzip shrank the body: ${r.bytes} bytes`)
+    }
+    const root = rx.spans.find((s) => s.parentSpanId === undefined)
+    assert.equal(root.attributes['gen_ai.agent.id'], run.invocationId)
+    const input = JSON.parse(root.attributes['gen_ai.input.messages'])
+    assert.equal(input[0].parts[0].content, big, 'the user text, byte for byte')
+  } finally {
+    await rx.stop()
+  }
+})

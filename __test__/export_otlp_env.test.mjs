@@ -60,10 +60,11 @@ describe('configuration from the environment (child processes)', { concurrency: 
       assert.deepEqual(out.warnings, [])
     }))
 
-  test('OTEL_EXPORTER_OTLP_ENDPOINT with a trailing slash never doubles it; no OTEL_SERVICE_NAME: unknown_service:node; COMPRESSION=none', () =>
+  test('OTEL_EXPORTER_OTLP_ENDPOINT with a trailing slash never doubles it; no OTEL_SERVICE_NAME: unknown_service:node; COMPRESSION=none; OTEL_BSP_MAX_EXPORT_BATCH_SIZE', () =>
     withReceiver({}, async (rx) => {
-      await child({ OTEL_EXPORTER_OTLP_ENDPOINT: `${rx.url}/`, OTEL_EXPORTER_OTLP_COMPRESSION: 'none' })
+      await child({ OTEL_EXPORTER_OTLP_ENDPOINT: `${rx.url}/`, OTEL_EXPORTER_OTLP_COMPRESSION: 'none', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '2' })
       assertDelivered(rx, '/v1/traces')
+      assert.ok(rx.requests.every((r) => r.spanCount <= 2), `OTEL_BSP_MAX_EXPORT_BATCH_SIZE=2: ${rx.requests.map((r) => r.spanCount)}`)
       assert.equal(rx.spans[0].resource['service.name'], 'unknown_service:node')
       assert.equal(rx.requests[0].contentEncoding, undefined, 'uncompressed')
     }))
@@ -110,6 +111,16 @@ describe('configuration from the environment (child processes)', { concurrency: 
       assert.equal(resource['service.name'], 'svc-option')
       assert.equal(resource.team, 'option')
       assert.equal(resource['deployment.environment'], 'staging')
+    }))
+
+  test('OTEL_EXPORTER_OTLP_TIMEOUT bounds one attempt: a hung request is retried within exportTimeoutMillis', () =>
+    withReceiver({ script: ['hang'] }, async (rx) => {
+      const out = await child({ OTEL_EXPORTER_OTLP_TIMEOUT: '400' }, { endpoint: rx.endpoint, batch: { scheduledDelayMillis: 20, exportTimeoutMillis: 8000 } })
+      assert.deepEqual(rx.requests.map((r) => r.answer), ['hang', 200])
+      assert.equal(rx.spans.length, 5)
+      assert.equal(out.dropped, 0)
+      const gap = rx.requests[1].receivedAt - rx.requests[0].receivedAt
+      assert.ok(gap < 3000, `the attempt was cut at 400 ms, then one backoff: ${gap} ms`)
     }))
 
   test('OTEL_TRACES_EXPORTER=none: nothing is sent, nothing warned', () =>
