@@ -83,12 +83,17 @@ describe('configuration from the environment (child processes)', { concurrency: 
         assert.equal(other.counts.requests, 0, 'the generic endpoint got nothing')
       })))
 
-  test('OTEL_EXPORTER_OTLP_HEADERS apply with an explicit endpoint option too', () =>
-    withReceiver({}, async (rx) => {
-      await child({ OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=env-key' }, { endpoint: rx.endpoint, batch: FAST })
-      assertDelivered(rx, '/v1/traces')
-      assert.equal(rx.requests[0].headers['x-api-key'], 'env-key')
-    }))
+  test('the endpoint option beats the environment\'s endpoints; OTEL_EXPORTER_OTLP_HEADERS still apply', () =>
+    withReceiver({}, (rx) =>
+      withReceiver({}, async (other) => {
+        await child(
+          { OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=env-key', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: other.endpoint, OTEL_EXPORTER_OTLP_ENDPOINT: other.url },
+          { endpoint: rx.endpoint, batch: FAST },
+        )
+        assertDelivered(rx, '/v1/traces')
+        assert.equal(rx.requests[0].headers['x-api-key'], 'env-key')
+        assert.equal(other.counts.requests, 0, 'the environment\'s collector got nothing')
+      })))
 
   test('the headers option replaces OTEL_EXPORTER_OTLP_HEADERS; serviceName and resourceAttributes beat the environment key by key', () =>
     withReceiver({}, async (rx) => {
@@ -131,13 +136,13 @@ describe('configuration from the environment (child processes)', { concurrency: 
       assert.deepEqual(out.warnings, [])
     }))
 
-  test('nothing configured: one warning that says how, nothing sent', async () => {
-    // Catch a stray export to the OTLP default port when it is free here.
+  // One test holds the OTLP default port for all three children.
+  test('nothing configured: one warning that says how, nothing sent; exporter \'otlp\' or OTEL_TRACES_EXPORTER=otlp alone: http://localhost:4318/v1/traces', async (t) => {
     let rx
     try {
       rx = await startReceiver({ port: 4318 })
     } catch {
-      rx = undefined
+      t.diagnostic('port 4318 is taken here: the default endpoint is not checked')
     }
     try {
       const out = await child({}, { batch: FAST })
@@ -150,6 +155,16 @@ describe('configuration from the environment (child processes)', { concurrency: 
       assert.match(w.message, /endpoint/)
       assert.match(w.message, /OTEL_EXPORTER_OTLP_ENDPOINT/)
       assert.equal(out.dropped, 0)
+      if (!rx) return
+
+      const explicit = await child({}, { exporter: 'otlp', batch: FAST })
+      assert.deepEqual(explicit.warnings, [])
+      assert.equal(rx.spans.length, 5, 'exporter: \'otlp\' alone sends to the default endpoint')
+      assert.ok(rx.requests.every((r) => r.path === '/v1/traces'))
+      rx.reset()
+      const fromEnv = await child({ OTEL_TRACES_EXPORTER: 'otlp' })
+      assert.deepEqual(fromEnv.warnings, [])
+      assert.equal(rx.spans.length, 5, 'OTEL_TRACES_EXPORTER=otlp alone sends to the default endpoint')
     } finally {
       await rx?.stop()
     }

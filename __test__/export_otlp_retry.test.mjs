@@ -58,6 +58,23 @@ describe('OTLP delivery answers', { concurrency: true }, () => {
     }
   })
 
+  test('Retry-After as an HTTP date is honoured too', async () => {
+    // Whole seconds: a date 3 s ahead means at least 2 s from the answer.
+    const rx = await startReceiver({ script: [() => ({ status: 503, headers: { 'retry-after': new Date(Date.now() + 3000).toUTCString() } })] })
+    try {
+      const { plugin, runner } = traced(rx.endpoint)
+      await runWeather(runner)
+      await plugin.forceFlush()
+      assert.deepEqual(rx.requests.map((r) => r.answer), [503, 200])
+      const gap = rx.requests[1].receivedAt - rx.requests[0].receivedAt
+      assert.ok(gap >= 1900, `waited for the date: ${gap} ms`)
+      assert.ok(gap < 4500, `not much longer: ${gap} ms`)
+      await plugin.shutdown()
+    } finally {
+      await rx.stop()
+    }
+  })
+
   test('503 then 502 then 200: retried with backoff, delivered exactly once', async () => {
     const rx = await startReceiver({ script: [503, 502] })
     try {

@@ -97,15 +97,17 @@ describe('weave export', { concurrency: true }, () => {
     }
   })
 
-  test('WANDB_API_KEY from the environment (child process)', async () => {
+  test('WANDB_API_KEY from the environment; weave beats the OTLP environment (child process)', async () => {
     const rx = await startReceiver({ path: WEAVE_PATH })
+    const other = await startReceiver()
     try {
       const r = await runChild(
         'otlp_child.mjs',
         [JSON.stringify({ weave: { project: 'entity/project', baseUrl: rx.url }, batch: { scheduledDelayMillis: 20 } })],
-        { env: cleanEnv({ WANDB_API_KEY: 'env-secret-456' }), timeoutMs: 30_000 },
+        { env: cleanEnv({ WANDB_API_KEY: 'env-secret-456', OTEL_EXPORTER_OTLP_ENDPOINT: other.url }), timeoutMs: 30_000 },
       )
       assert.equal(r.code, 0, r.stderr)
+      assert.equal(other.counts.requests, 0, 'OTEL_EXPORTER_OTLP_ENDPOINT is not used with weave')
       assert.equal(rx.spans.length, 5)
       for (const req of rx.requests) {
         assert.equal(req.path, WEAVE_PATH)
@@ -116,6 +118,7 @@ describe('weave export', { concurrency: true }, () => {
       assert.ok(!r.stdout.includes('env-secret-456') && !r.stderr.includes('env-secret-456'), 'the key is never printed')
     } finally {
       await rx.stop()
+      await other.stop()
     }
   })
 
