@@ -33,18 +33,43 @@ describe('the exit paths: process.exit() after a consumer break, a natural end',
     }
   })
 
-  test('a natural end delivers the queued spans without waiting for the schedule (default batch options)', async () => {
-    const rx = await startReceiver()
+  test('a natural end delivers the queued spans, through a 503, without waiting for the schedule (default batch options)', async () => {
+    const rx = await startReceiver({ script: [503] })
     try {
       // No flush, no shutdown: the event loop drains and the process ends.
       const r = await runChild('otlp_child.mjs', [JSON.stringify({ endpoint: rx.endpoint }), 'natural'], { env: cleanEnv(), timeoutMs: 30_000 })
       const lingered = Date.now() - r.json.doneAt
       assert.equal(r.code, 0, r.stderr)
       assert.equal(r.json.open, 0)
+      assert.deepEqual(rx.requests.map((q) => q.answer), [503, 200], 'the exit flush retried')
       assert.equal(rx.spans.length, 5, 'all five spans delivered')
       const root = rx.spans.find((s) => s.parentSpanId === undefined)
       assert.equal(root.attributes['weave.google_adk.interrupted'], undefined, 'a drained run is not interrupted')
-      assert.ok(lingered < 4000, `ended ${lingered} ms after the run, before the 5 s schedule was due`)
+      assert.ok(lingered < 4500, `ended ${lingered} ms after the run: the 5 s schedule was not waited for`)
+    } finally {
+      await rx.stop()
+    }
+  })
+
+  // BUG (reported, not fixed here): the exit hooks reach idle plugins only
+  // through WeakRefs. When the program no longer holds the plugin (it lived in
+  // a main() that returned), GC may collect it before 'beforeExit': no flush
+  // runs, the sink's Drop starts an export nobody waits for, and the process
+  // ends before the retry. Spans lost, no warning. (Holding the plugin in a
+  // global, as the test above does, delivers every time; without the forced
+  // GC about half the runs lose the spans here.)
+  test('a natural end delivers through a 503 also when the program no longer references the plugin', {
+    todo: 'an unreferenced idle plugin can be garbage-collected before beforeExit: its queued spans are lost',
+  }, async () => {
+    const rx = await startReceiver({ script: [503] })
+    try {
+      // --expose-gc: the child collects right after main() returned, so the
+      // outcome does not hang on when V8 would have.
+      const env = cleanEnv({ NODE_OPTIONS: '--expose-gc' })
+      const r = await runChild('otlp_child.mjs', [JSON.stringify({ endpoint: rx.endpoint }), 'natural-unreferenced'], { env, timeoutMs: 30_000 })
+      assert.equal(r.code, 0, r.stderr)
+      assert.deepEqual(rx.requests.map((q) => q.answer), [503, 200], 'the exit flush retried')
+      assert.equal(rx.spans.length, 5)
     } finally {
       await rx.stop()
     }
