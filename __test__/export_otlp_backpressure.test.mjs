@@ -115,4 +115,39 @@ describe('a slow or hanging collector', { concurrency: true }, () => {
       await rx.stop()
     }
   })
+
+  // BUG (reported, not fixed here): NativeTracer.forceFlush()/shutdown() are
+  // `&mut self` napi methods returning an AsyncTask, and the instance stays
+  // mutably borrowed until the task settles. Meanwhile every call into the
+  // native tracer throws "The same native value cannot be borrowed mutably
+  // while another borrow is active": each callback of a concurrent run fails
+  // (one ADK_TRACING_<callback> warning each) and the run is not traced at
+  // all; the droppedSpanCount/openInvocationCount getters throw into user code.
+  test('a run during a pending forceFlush() (slow collector) is traced and delivered; the getters keep working', {
+    todo: 'the native tracer stays borrowed while forceFlush()/shutdown() is pending: concurrent callbacks and getters throw',
+  }, async () => {
+    const rx = await startReceiver({ fallback: { status: 200, delayMs: 400 } })
+    const warnings = recordWarnings()
+    try {
+      const plugin = new TracingPlugin({ endpoint: rx.endpoint, batch: { scheduledDelayMillis: 60_000, exportTimeoutMillis: 5000 } })
+      const runner = weatherRunner(plugin, { runs: 2 })
+      await runWeather(runner)
+      const flushing = plugin.forceFlush()
+      await rx.waitForRequests(1, 2000)
+      // The collector takes its time to answer; the app goes on.
+      assert.equal(plugin.droppedSpanCount, 0)
+      assert.equal(plugin.openInvocationCount, 0)
+      const second = await runWeather(runner)
+      await flushing
+      await plugin.forceFlush()
+      await settle()
+      assert.deepEqual(warnings.list.filter((w) => String(w.code).startsWith('ADK_TRACING')), [], 'no tracing warnings')
+      assert.equal(rx.spans.length, 10, 'both runs delivered')
+      assert.ok(rx.spans.some((s) => s.attributes['gen_ai.agent.id'] === second.invocationId), 'the second run is traced')
+      await plugin.shutdown()
+    } finally {
+      warnings.stop()
+      await rx.stop()
+    }
+  })
 })
