@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { startReceiver } from './helpers/otlp_receiver.mjs'
-import { PACKAGE_VERSION, TracingPlugin, WEATHER_SPAN_NAMES, runWeather, sleep, weatherRunner } from './fixtures/otlp_common.mjs'
+import { PACKAGE_VERSION, TracingPlugin, WEATHER_SPAN_NAMES, concurrentWeatherRunner, runWeather, sleep, weatherRunner } from './fixtures/otlp_common.mjs'
 
 // Only this file's process: the default service.name must come from nowhere.
 delete process.env.OTEL_SERVICE_NAME
@@ -204,5 +204,49 @@ test('delivery: big and non-ASCII attribute values survive protobuf + gzip; user
     assert.equal(input[0].parts[0].content, big, 'the user text, byte for byte')
   } finally {
     await rx.stop()
+  }
+})
+
+test('delivery: 20 concurrent runs, 20 traces, each with its own complete tree', async () => {
+  const rx = await startReceiver()
+  try {
+    const plugin = new TracingPlugin({ endpoint: rx.endpoint, batch: { scheduledDelayMillis: 10, maxExportBatchSize: 16 } })
+    const runner = concurrentWeatherRunner(plugin)
+    const runs = await Promise.all(Array.from({ length: 20 }, () => runWeather(runner)))
+    await plugin.forceFlush()
+    assert.equal(rx.spans.length, 100)
+    assert.ok(rx.requests.every((r) => r.spanCount <= 16), 'maxExportBatchSize holds')
+    const traces = byTrace(rx.spans)
+    assert.equal(traces.size, 20)
+    for (const spans of traces.values()) {
+      const root = spans.find((s) => s.parentSpanId === undefined)
+      assert.ok(root, 'each trace has its root')
+      assert.equal(spans.length, 5, `${root.attributes['gen_ai.agent.id']}: ${spans.map((s) => s.name)}`)
+      const ids = new Set(spans.map((s) => s.spanId))
+      for (const s of spans) if (s !== root) assert.ok(ids.has(s.parentSpanId), 'parents stay inside their trace')
+    }
+    const roots = new Set(rx.spans.filter((s) => s.parentSpanId === undefined).map((s) => s.attributes['gen_ai.agent.id']))
+    assert.deepEqual([...roots].sort(), runs.map((r) => r.invocationId).sort())
+    assert.equal(plugin.droppedSpanCount, 0)
+    await plugin.shutdown()
+  } finally {
+    await rx.stop()
+  }
+})
+
+test('construction: bad endpoint and batch options are TypeErrors naming the option', () => {
+  const cases = [
+    [{ endpoint: 'localhost:4318/v1/traces' }, /endpoint/],
+    [{ endpoint: 'ftp://127.0.0.1/v1/traces' }, /endpoint/],
+    [{ endpoint: 'http://127.0.0.1:4318/v1/traces', batch: { exportTimeoutMillis: 0 } }, /exportTimeoutMillis/],
+    [{ endpoint: 'http://127.0.0.1:4318/v1/traces', batch: { maxQueueSize: 0 } }, /maxQueueSize/],
+    [{ endpoint: 'http://127.0.0.1:4318/v1/traces', batch: { maxQueueSize: 4, maxExportBatchSize: 8 } }, /maxExportBatchSize/],
+    [{ endpoint: 'http://127.0.0.1:4318/v1/traces', headers: { 'x-n': 1 } }, /headers/],
+    [{ endpoint: 'http://127.0.0.1:4318/v1/traces', headers: { 'bad name': 'v' } }, /header/],
+    [{ endpoint: 'http://127.0.0.1:4318/v1/traces', resourceAttributes: { k: 2 } }, /resourceAttributes/],
+    [{ exporter: 'zipkin' }, /exporter/],
+  ]
+  for (const [options, message] of cases) {
+    assert.throws(() => new TracingPlugin(options), (err) => err instanceof TypeError && message.test(err.message), JSON.stringify(options))
   }
 })

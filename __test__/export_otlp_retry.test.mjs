@@ -214,6 +214,53 @@ describe('OTLP delivery answers', { concurrency: true }, () => {
     }
   })
 
+  /** A 403 whose body echoes the request line and its Authorization header; returns the warnings. */
+  async function echoedSecrets(endpoint, rx) {
+    const warnings = recordWarnings()
+    try {
+      const plugin = new TracingPlugin({ endpoint, headers: { authorization: 'Bearer hdr-secret-777' }, batch: { scheduledDelayMillis: 60_000 } })
+      await runWeather(weatherRunner(plugin))
+      await plugin.forceFlush()
+      await settle()
+      await plugin.shutdown()
+      assert.equal(rx.requests[0].headers.authorization, 'Bearer hdr-secret-777', 'the header was sent')
+      const w = warnings.export(rx.url)
+      assert.equal(w.length, 1, JSON.stringify(warnings.list))
+      assert.match(w[0].message, /HTTP 403/)
+      return warnings.list
+    } finally {
+      warnings.stop()
+    }
+  }
+  const echo403 = () => startReceiver({ script: [(rec) => ({ status: 403, body: `denied ${rec.path} auth=${rec.headers.authorization}` })] })
+
+  test('header values never reach a warning, even when the collector echoes them', async () => {
+    const rx = await echo403()
+    try {
+      for (const { message } of await echoedSecrets(rx.endpoint, rx)) {
+        assert.ok(!message.includes('hdr-secret-777'), `header secret in a warning: ${message}`)
+      }
+    } finally {
+      await rx.stop()
+    }
+  })
+
+  // Minor (reported): the endpoint's query is cut from the URL the warnings
+  // show, but a collector's error body that echoes the request line carries it
+  // into the warning unredacted.
+  test('a token in the endpoint query never reaches a warning, even when the collector echoes it', {
+    todo: 'query values are not redacted from echoed error bodies',
+  }, async () => {
+    const rx = await echo403()
+    try {
+      const list = await echoedSecrets(`${rx.endpoint}?token=qs-secret-999`, rx)
+      assert.equal(rx.requests[0].path, '/v1/traces?token=qs-secret-999', 'the query was sent')
+      for (const { message } of list) assert.ok(!message.includes('qs-secret-999'), `query secret in a warning: ${message}`)
+    } finally {
+      await rx.stop()
+    }
+  })
+
   test('connection refused, then the collector comes up on the same port: delivered', async () => {
     const port = await freePort()
     const endpoint = `http://127.0.0.1:${port}/v1/traces`
