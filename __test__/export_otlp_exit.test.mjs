@@ -12,13 +12,15 @@ function breakAndExit(options) {
 }
 
 describe('the exit paths: process.exit() after a consumer break, a natural end', { concurrency: true }, () => {
-  test('the open run is exported on exit, its root flagged weave.google_adk.interrupted', async () => {
-    const rx = await startReceiver()
+  test('the open run is exported on exit (through a 503), its root flagged weave.google_adk.interrupted', async () => {
+    // The exit flush has time for one retry (backoff ~1 s < 2 s).
+    const rx = await startReceiver({ script: [503] })
     try {
       // A long schedule: only the exit path can send anything.
       const r = await breakAndExit({ endpoint: rx.endpoint, batch: { scheduledDelayMillis: 60_000 } })
       assert.equal(r.code, 0, r.stderr)
       assert.equal(r.json.open, 1, 'the run was still open when the child called process.exit')
+      assert.deepEqual(rx.requests.map((q) => q.answer), [503, 200])
       const roots = rx.spans.filter((s) => s.parentSpanId === undefined)
       assert.equal(roots.length, 1, `a root span arrived: ${rx.spans.map((s) => s.name)}`)
       const [root] = roots
