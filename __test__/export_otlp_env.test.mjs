@@ -1,0 +1,172 @@
+// Configuration through the standard OpenTelemetry environment, each case in
+// a child process with exactly the variables it names (the receiver lives in
+// this process, so the children are spawned asynchronously).
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import { startReceiver } from './helpers/otlp_receiver.mjs'
+import { PACKAGE_VERSION, cleanEnv, runChild, sleep } from './fixtures/otlp_common.mjs'
+
+const FAST = { scheduledDelayMillis: 20, exportTimeoutMillis: 5000 }
+
+/** Runs the child with `env` and plugin `options`; asserts it ended well. */
+async function child(env, options = { batch: FAST }) {
+  const r = await runChild('otlp_child.mjs', [JSON.stringify(options)], { env: cleanEnv(env), timeoutMs: 30_000 })
+  assert.equal(r.code, 0, `child failed:\n${r.stderr}`)
+  assert.ok(r.json, `no RESULT line:\n${r.stdout}\n${r.stderr}`)
+  return r.json
+}
+
+async function withReceiver(opts, fn) {
+  const rx = await startReceiver(opts)
+  try {
+    return await fn(rx)
+  } finally {
+    await rx.stop()
+  }
+}
+
+function assertDelivered(rx, path) {
+  assert.equal(rx.spans.length, 5, `five spans accepted (requests: ${JSON.stringify(rx.requests.map((r) => [r.path, r.answer, r.error]))})`)
+  for (const r of rx.requests) {
+    assert.equal(r.path, path)
+    assert.equal(r.answer, 200)
+  }
+}
+
+describe('configuration from the environment (child processes)', { concurrency: 2 }, () => {
+  test('OTEL_EXPORTER_OTLP_ENDPOINT (+ /v1/traces), OTEL_EXPORTER_OTLP_HEADERS (URL-decoded), OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES', () =>
+    withReceiver({}, async (rx) => {
+      const out = await child({
+        OTEL_EXPORTER_OTLP_ENDPOINT: rx.url,
+        OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=abc%20def%3D%3D, x-tenant=t1',
+        OTEL_SERVICE_NAME: 'svc-from-env',
+        OTEL_RESOURCE_ATTRIBUTES: 'service.name=from-attrs,deployment.environment=staging,team=a%2Cb',
+      })
+      assertDelivered(rx, '/v1/traces')
+      for (const r of rx.requests) {
+        assert.equal(r.headers['x-api-key'], 'abc def==')
+        assert.equal(r.headers['x-tenant'], 't1')
+        assert.equal(r.contentEncoding, 'gzip')
+      }
+      assert.deepEqual(rx.requests[0].body.resourceSpans[0].resource.attributes, {
+        'service.name': 'svc-from-env',
+        'telemetry.sdk.name': 'adk-native-plugins',
+        'telemetry.sdk.language': 'nodejs',
+        'telemetry.sdk.version': PACKAGE_VERSION,
+        'deployment.environment': 'staging',
+        team: 'a,b',
+      })
+      assert.equal(out.dropped, 0)
+      assert.deepEqual(out.warnings, [])
+    }))
+
+  test('OTEL_EXPORTER_OTLP_ENDPOINT with a trailing slash never doubles it; no OTEL_SERVICE_NAME: unknown_service:node; COMPRESSION=none; OTEL_BSP_MAX_EXPORT_BATCH_SIZE', () =>
+    withReceiver({}, async (rx) => {
+      await child({ OTEL_EXPORTER_OTLP_ENDPOINT: `${rx.url}/`, OTEL_EXPORTER_OTLP_COMPRESSION: 'none', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '2' })
+      assertDelivered(rx, '/v1/traces')
+      assert.ok(rx.requests.every((r) => r.spanCount <= 2), `OTEL_BSP_MAX_EXPORT_BATCH_SIZE=2: ${rx.requests.map((r) => r.spanCount)}`)
+      assert.equal(rx.spans[0].resource['service.name'], 'unknown_service:node')
+      assert.equal(rx.requests[0].contentEncoding, undefined, 'uncompressed')
+    }))
+
+  test('OTEL_EXPORTER_OTLP_ENDPOINT with a base path (and trailing slash): <base>/v1/traces', () =>
+    withReceiver({ path: '/otlp/v1/traces' }, async (rx) => {
+      await child({ OTEL_EXPORTER_OTLP_ENDPOINT: `${rx.url}/otlp/` })
+      assertDelivered(rx, '/otlp/v1/traces')
+    }))
+
+  test('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is used verbatim and beats OTEL_EXPORTER_OTLP_ENDPOINT', () =>
+    withReceiver({ path: '/custom/traces' }, (rx) =>
+      withReceiver({}, async (other) => {
+        await child({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${rx.url}/custom/traces`, OTEL_EXPORTER_OTLP_ENDPOINT: other.url })
+        assertDelivered(rx, '/custom/traces')
+        assert.equal(other.counts.requests, 0, 'the generic endpoint got nothing')
+      })))
+
+  test('the endpoint option beats the environment\'s endpoints; OTEL_EXPORTER_OTLP_HEADERS still apply', () =>
+    withReceiver({}, (rx) =>
+      withReceiver({}, async (other) => {
+        await child(
+          { OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=env-key', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: other.endpoint, OTEL_EXPORTER_OTLP_ENDPOINT: other.url },
+          { endpoint: rx.endpoint, batch: FAST },
+        )
+        assertDelivered(rx, '/v1/traces')
+        assert.equal(rx.requests[0].headers['x-api-key'], 'env-key')
+        assert.equal(other.counts.requests, 0, 'the environment\'s collector got nothing')
+      })))
+
+  test('the headers option replaces OTEL_EXPORTER_OTLP_HEADERS; serviceName and resourceAttributes beat the environment key by key', () =>
+    withReceiver({}, async (rx) => {
+      await child(
+        {
+          OTEL_EXPORTER_OTLP_ENDPOINT: rx.url,
+          OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=env-key,x-tenant=t1',
+          OTEL_SERVICE_NAME: 'svc-from-env',
+          OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=staging,team=env',
+        },
+        { headers: { 'x-other': 'o' }, serviceName: 'svc-option', resourceAttributes: { team: 'option' }, batch: FAST },
+      )
+      assertDelivered(rx, '/v1/traces')
+      for (const r of rx.requests) {
+        assert.equal(r.headers['x-other'], 'o')
+        assert.equal(r.headers['x-api-key'], undefined, 'the environment\'s headers are replaced, not merged')
+        assert.equal(r.headers['x-tenant'], undefined)
+      }
+      const resource = rx.requests[0].body.resourceSpans[0].resource.attributes
+      assert.equal(resource['service.name'], 'svc-option')
+      assert.equal(resource.team, 'option')
+      assert.equal(resource['deployment.environment'], 'staging')
+    }))
+
+  test('OTEL_EXPORTER_OTLP_TIMEOUT bounds one attempt: a hung request is retried within exportTimeoutMillis', () =>
+    withReceiver({ script: ['hang'] }, async (rx) => {
+      const out = await child({ OTEL_EXPORTER_OTLP_TIMEOUT: '400' }, { endpoint: rx.endpoint, batch: { scheduledDelayMillis: 20, exportTimeoutMillis: 8000 } })
+      assert.deepEqual(rx.requests.map((r) => r.answer), ['hang', 200])
+      assert.equal(rx.spans.length, 5)
+      assert.equal(out.dropped, 0)
+      const gap = rx.requests[1].receivedAt - rx.requests[0].receivedAt
+      assert.ok(gap < 3000, `the attempt was cut at 400 ms, then one backoff: ${gap} ms`)
+    }))
+
+  test('OTEL_TRACES_EXPORTER=none: nothing is sent, nothing warned', () =>
+    withReceiver({}, async (rx) => {
+      const out = await child({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: rx.url })
+      await sleep(100)
+      assert.equal(rx.counts.requests, 0)
+      assert.deepEqual(out.warnings, [])
+    }))
+
+  // One test holds the OTLP default port for all three children.
+  test('nothing configured: one warning that says how, nothing sent; exporter \'otlp\' or OTEL_TRACES_EXPORTER=otlp alone: http://localhost:4318/v1/traces', async (t) => {
+    let rx
+    try {
+      rx = await startReceiver({ port: 4318 })
+    } catch {
+      t.diagnostic('port 4318 is taken here: the default endpoint is not checked')
+    }
+    try {
+      const out = await child({}, { batch: FAST })
+      await sleep(100)
+      if (rx) assert.equal(rx.counts.requests, 0, 'nothing sent to the default endpoint')
+      assert.equal(out.warnings.length, 1, JSON.stringify(out.warnings))
+      const [w] = out.warnings
+      assert.equal(w.code, 'ADK_TRACING_NO_EXPORTER')
+      assert.match(w.message, /no exporter is configured/)
+      assert.match(w.message, /endpoint/)
+      assert.match(w.message, /OTEL_EXPORTER_OTLP_ENDPOINT/)
+      assert.equal(out.dropped, 0)
+      if (!rx) return
+
+      const explicit = await child({}, { exporter: 'otlp', batch: FAST })
+      assert.deepEqual(explicit.warnings, [])
+      assert.equal(rx.spans.length, 5, 'exporter: \'otlp\' alone sends to the default endpoint')
+      assert.ok(rx.requests.every((r) => r.path === '/v1/traces'))
+      rx.reset()
+      const fromEnv = await child({ OTEL_TRACES_EXPORTER: 'otlp' })
+      assert.deepEqual(fromEnv.warnings, [])
+      assert.equal(rx.spans.length, 5, 'OTEL_TRACES_EXPORTER=otlp alone sends to the default endpoint')
+    } finally {
+      await rx?.stop()
+    }
+  })
+})

@@ -1,0 +1,124 @@
+// process.exit() in a child that broke out of runAsync (the run stays open):
+// the exit path ends the run as interrupted and delivers it over OTLP to the
+// receiver in this process; a hanging collector delays the exit only by the
+// bounded exit flush. A natural end delivers what is queued.
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import { startReceiver } from './helpers/otlp_receiver.mjs'
+import { cleanEnv, runChild } from './fixtures/otlp_common.mjs'
+
+function breakAndExit(options) {
+  return runChild('otlp_child.mjs', [JSON.stringify(options), 'break-exit'], { env: cleanEnv(), timeoutMs: 30_000 })
+}
+
+describe('the exit paths: process.exit() after a consumer break, a natural end', { concurrency: true }, () => {
+  test('the open run is exported on exit (through a 503), its root flagged weave.google_adk.interrupted', async () => {
+    // The exit flush has time for one retry (backoff ~1 s < 2 s).
+    const rx = await startReceiver({ script: [503] })
+    try {
+      // A long schedule: only the exit path can send anything.
+      const r = await breakAndExit({ endpoint: rx.endpoint, batch: { scheduledDelayMillis: 60_000 } })
+      assert.equal(r.code, 0, r.stderr)
+      assert.equal(r.json.open, 1, 'the run was still open when the child called process.exit')
+      assert.deepEqual(rx.requests.map((q) => q.answer), [503, 200])
+      const roots = rx.spans.filter((s) => s.parentSpanId === undefined)
+      assert.equal(roots.length, 1, `a root span arrived: ${rx.spans.map((s) => s.name)}`)
+      const [root] = roots
+      assert.equal(root.name, 'invoke_agent weather_agent')
+      assert.equal(root.attributes['gen_ai.agent.id'], r.json.invocationId)
+      assert.equal(root.attributes['weave.google_adk.interrupted'], true)
+      assert.ok(rx.spans.every((s) => s.traceId === root.traceId))
+      assert.ok(rx.spans.some((s) => s.name === 'invoke_agent weather_agent' && s.parentSpanId === root.spanId), 'the agent span too')
+      assert.ok(rx.spans.some((s) => s.name === 'chat scripted-model'), 'the model call that had ended')
+    } finally {
+      await rx.stop()
+    }
+  })
+
+  test('a natural end delivers the queued spans, through a 503, without waiting for the schedule (default batch options)', async () => {
+    const rx = await startReceiver({ script: [503] })
+    try {
+      // No flush, no shutdown: the event loop drains and the process ends.
+      const r = await runChild('otlp_child.mjs', [JSON.stringify({ endpoint: rx.endpoint }), 'natural'], { env: cleanEnv(), timeoutMs: 30_000 })
+      const lingered = Date.now() - r.json.doneAt
+      assert.equal(r.code, 0, r.stderr)
+      assert.equal(r.json.open, 0)
+      assert.deepEqual(rx.requests.map((q) => q.answer), [503, 200], 'the exit flush retried')
+      assert.equal(rx.spans.length, 5, 'all five spans delivered')
+      const root = rx.spans.find((s) => s.parentSpanId === undefined)
+      assert.equal(root.attributes['weave.google_adk.interrupted'], undefined, 'a drained run is not interrupted')
+      assert.ok(lingered < 4500, `ended ${lingered} ms after the run: the 5 s schedule was not waited for`)
+    } finally {
+      await rx.stop()
+    }
+  })
+
+  // BUG (reported, not fixed here): the exit hooks reach idle plugins only
+  // through WeakRefs. When the program no longer holds the plugin (it lived in
+  // a main() that returned), GC may collect it before 'beforeExit': no flush
+  // runs, the sink's Drop starts an export nobody waits for, and the process
+  // ends before the retry. Spans lost, no warning. (Holding the plugin in a
+  // global, as the test above does, delivers every time; without the forced
+  // GC about half the runs lose the spans here.)
+  test('a natural end delivers through a 503 also when the program no longer references the plugin', {
+    todo: 'an unreferenced idle plugin can be garbage-collected before beforeExit: its queued spans are lost',
+  }, async () => {
+    const rx = await startReceiver({ script: [503] })
+    try {
+      // --expose-gc: the child collects right after main() returned, so the
+      // outcome does not hang on when V8 would have.
+      const env = cleanEnv({ NODE_OPTIONS: '--expose-gc' })
+      const r = await runChild('otlp_child.mjs', [JSON.stringify({ endpoint: rx.endpoint }), 'natural-unreferenced'], { env, timeoutMs: 30_000 })
+      assert.equal(r.code, 0, r.stderr)
+      assert.deepEqual(rx.requests.map((q) => q.answer), [503, 200], 'the exit flush retried')
+      assert.equal(rx.spans.length, 5)
+    } finally {
+      await rx.stop()
+    }
+  })
+
+  // BUG (reported, not fixed here: product code is someone else's): the
+  // exporter's warnings reach process.emitWarning only from afterRunCallback,
+  // forceFlush() and shutdown(). A script that runs and then simply ends
+  // (beforeExit flush, exit shutdown) never drains them, so a collector that
+  // refuses every span (wrong API key: 401) is never reported at all.
+  test('a natural end reports a collector that refused the spans (401) with one warning', {
+    todo: 'exporter warnings raised during the beforeExit/exit flush are never emitted',
+  }, async () => {
+    const rx = await startReceiver({ script: [{ status: 401, body: 'invalid api key' }] })
+    try {
+      const r = await runChild('otlp_child.mjs', [JSON.stringify({ endpoint: rx.endpoint }), 'natural'], { env: cleanEnv(), timeoutMs: 30_000 })
+      assert.equal(r.code, 0, r.stderr)
+      assert.deepEqual(rx.requests.map((q) => q.answer), [401])
+      const lines = r.stderr.split('\n').filter((l) => l.includes('ADK_TRACING_EXPORT'))
+      assert.equal(lines.length, 1, `one export warning on stderr:\n${r.stderr}`)
+      assert.match(lines[0], /HTTP 401/)
+    } finally {
+      await rx.stop()
+    }
+  })
+
+  for (const [label, options, bound] of [
+    ['the default exit flush (2 s)', {}, 2000],
+    ['exitFlushTimeoutMillis: 300', { exitFlushTimeoutMillis: 300 }, 300],
+  ]) {
+    test(`a hanging collector keeps the child alive no longer than ${label}`, async (t) => {
+      const rx = await startReceiver({ fallback: 'hang' })
+      try {
+        const r = await breakAndExit({ endpoint: rx.endpoint, batch: { scheduledDelayMillis: 60_000, exportTimeoutMillis: 30_000 }, ...options })
+        const exitedAt = Date.now()
+        assert.equal(r.code, 0, r.stderr)
+        const lingered = exitedAt - r.json.exitAt
+        t.diagnostic(`lingered ${lingered} ms after process.exit()`)
+        assert.ok(lingered < bound + 1500, `exited ${lingered} ms after process.exit (bound ${bound} ms + margin)`)
+        // It did try: the interrupted root was on the wire when it gave up.
+        const sent = rx.allSpans.find((s) => s.parentSpanId === undefined)
+        assert.ok(sent, `the exit flush sent the root: ${rx.counts.requests} requests`)
+        assert.equal(sent.attributes['weave.google_adk.interrupted'], true)
+        assert.equal(rx.spans.length, 0, 'nothing was answered')
+      } finally {
+        await rx.stop()
+      }
+    })
+  }
+})
