@@ -4,15 +4,15 @@ export declare class NativeTracer {
   /**
    * Throws `InvalidArg` for a TypeError-kind option error, else a plain
    * failure; lib/tracing.js maps them to TypeError / Error.
+   * `on_warning(message)` is called (on the JavaScript thread, without
+   * keeping the process alive) for each warning of the exporter thread.
    */
-  constructor(options: NativeTracingOptions)
+  constructor(options: NativeTracingOptions, onWarning?: ((arg: string) => void) | undefined | null)
   /** Set when nothing will be exported: lib/tracing.js warns once. */
   get warning(): string | null
   get openInvocationCount(): number
   get droppedSpanCount(): number
   get stopped(): boolean
-  /** Spans ended since the last flush or shutdown began. */
-  get unflushedSpans(): number
   /**
    * `agents`: the root agent's tree as flat 5-tuples
    * (name, parent, description, model, sequential ? '1' : '').
@@ -39,18 +39,13 @@ export declare class NativeTracer {
   onEvent(invocationId: string, author: string | undefined | null, partial: boolean, errorCode?: string | undefined | null, errorMessage?: string | undefined | null, contentJson?: string | undefined | null, responses?: Array<string> | undefined | null, responsesOnly?: boolean | undefined | null): void
   finish(invocationId: string, interrupted: boolean): void
   finishAll(interrupted: boolean): void
-  forceFlush(): Promise<unknown>
+  /** The id `flushSink`/`shutdownSink` take (0: nothing to deliver). */
+  get sinkId(): number
   /**
-   * Finishes open invocations as interrupted, then flushes and stops the
-   * sink off the JavaScript thread. Later callbacks are no-ops.
+   * Finishes open invocations as interrupted; later callbacks are no-ops.
+   * The sink is stopped separately (`shutdownSink`, or at exit).
    */
-  shutdown(): Promise<unknown>
-  /**
-   * The process-exit path: finish everything open as interrupted, then
-   * stop the sink, waiting at most `timeout_millis` (blocks the thread:
-   * only for `process.on('exit')`).
-   */
-  shutdownSync(timeoutMillis: number): void
+  stop(): void
   /**
    * Warnings the sink raised since the last call (the OTLP exporter's
    * come from its own thread); `None` when there are none, the usual case.
@@ -59,6 +54,15 @@ export declare class NativeTracer {
   /** api.md FinishedSpan list as JSON (times as decimal strings). */
   finishedSpansJson(): string
 }
+
+/**
+ * Flushes every sink with pending spans, off the JavaScript thread (the
+ * `beforeExit` path: the event loop ran dry, delivery keeps it alive).
+ */
+export declare function flushPendingSinks(): Promise<unknown>
+
+/** Resolves once every span the sink was handed so far was answered. */
+export declare function flushSink(id: number): Promise<unknown>
 
 /**
  * The fixed pieces of the guidance texts, in placeholder order (see
@@ -95,6 +99,8 @@ export interface NativeTracingOptions {
   maxOpenInvocations?: number
   /** `process.stdout.isTTY`, for the console exporter's colours. */
   stdoutIsTty?: boolean
+  /** How long process exit waits to deliver this plugin's spans. */
+  exitFlushTimeoutMillis?: number
 }
 
 export interface NativeWeaveOptions {
@@ -119,3 +125,16 @@ export declare function retryGuidanceTexts(): GuidanceTexts
  * `"<engine id>\0<scope>\0<tool>"` (`"<engine id>\0<scope>"` to drop a scope).
  */
 export declare function retryHotCalls(): { retryFailure(key: string): number; retryUnknownToolFailure(key: string): number; retrySuccess(key: string): number; retryDropScope(key: string): boolean }
+
+/**
+ * The `process.on('exit')` path: stops every sink, delivering what is queued
+ * within the longest `exitFlushTimeoutMillis` of their plugins. Blocks the
+ * JavaScript thread, which has nothing left to do.
+ */
+export declare function shutdownAllSinksSync(): void
+
+/** Flushes and stops the sink, and forgets it. Idempotent. */
+export declare function shutdownSink(id: number): Promise<unknown>
+
+/** True when some sink still has spans waiting for delivery. */
+export declare function sinksPending(): boolean

@@ -573,7 +573,12 @@ if (!nativeBinding) {
 
 module.exports = nativeBinding
 module.exports.NativeTracer = nativeBinding.NativeTracer
+module.exports.flushPendingSinks = nativeBinding.flushPendingSinks
+module.exports.flushSink = nativeBinding.flushSink
 module.exports.retryEngineCreate = nativeBinding.retryEngineCreate
 module.exports.retryEngineRelease = nativeBinding.retryEngineRelease
 module.exports.retryGuidanceTexts = nativeBinding.retryGuidanceTexts
 module.exports.retryHotCalls = nativeBinding.retryHotCalls
+module.exports.shutdownAllSinksSync = nativeBinding.shutdownAllSinksSync
+module.exports.shutdownSink = nativeBinding.shutdownSink
+module.exports.sinksPending = nativeBinding.sinksPending

@@ -53,15 +53,10 @@ describe('the exit paths: process.exit() after a consumer break, a natural end',
     }
   })
 
-  // BUG (reported, not fixed here): the exit hooks reach idle plugins only
-  // through WeakRefs. When the program no longer holds the plugin (it lived in
-  // a main() that returned), GC may collect it before 'beforeExit': no flush
-  // runs, the sink's Drop starts an export nobody waits for, and the process
-  // ends before the retry. Spans lost, no warning. (Holding the plugin in a
-  // global, as the test above does, delivers every time; without the forced
-  // GC about half the runs lose the spans here.)
+  // Regression: the exit hooks once reached idle plugins only through
+  // WeakRefs, so a plugin the program no longer held could be collected
+  // before 'beforeExit' and its queued spans were lost without a warning.
   test('a natural end delivers through a 503 also when the program no longer references the plugin', {
-    todo: 'an unreferenced idle plugin can be garbage-collected before beforeExit: its queued spans are lost',
   }, async () => {
     const rx = await startReceiver({ script: [503] })
     try {
@@ -77,13 +72,10 @@ describe('the exit paths: process.exit() after a consumer break, a natural end',
     }
   })
 
-  // BUG (reported, not fixed here: product code is someone else's): the
-  // exporter's warnings reach process.emitWarning only from afterRunCallback,
-  // forceFlush() and shutdown(). A script that runs and then simply ends
-  // (beforeExit flush, exit shutdown) never drains them, so a collector that
-  // refuses every span (wrong API key: 401) is never reported at all.
+  // Regression: the exporter's warnings once reached process.emitWarning only
+  // from afterRunCallback, forceFlush() and shutdown(), so a script that runs
+  // and simply ends never reported a collector that refused every span.
   test('a natural end reports a collector that refused the spans (401) with one warning', {
-    todo: 'exporter warnings raised during the beforeExit/exit flush are never emitted',
   }, async () => {
     const rx = await startReceiver({ script: [{ status: 401, body: 'invalid api key' }] })
     try {

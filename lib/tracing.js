@@ -4,7 +4,14 @@
 // synchronous methods of the native tracer; unused callbacks are the shared
 // PASS promise. Tracing never throws into the run: every problem becomes one
 // process warning per kind.
-const { NativeTracer } = require('../binding.js')
+const {
+  NativeTracer,
+  flushSink,
+  shutdownSink,
+  sinksPending,
+  flushPendingSinks,
+  shutdownAllSinksSync,
+} = require('../binding.js')
 const { fillPassThroughCallbacks, PASS } = require('./plugin_shell.js')
 const { noteInvocationStarted } = require('./run_guarded.js')
 const { safeJson } = require('./tracing/json.js')
@@ -23,6 +30,11 @@ function warnOnce(kind, message, code = `ADK_TRACING_${kind}`) {
   }
 }
 
+/** The exporter thread's warnings arrive here (each text once per process). */
+function exportWarning(message) {
+  warnOnce(`EXPORT ${message}`, message, 'ADK_TRACING_EXPORT')
+}
+
 function problem(kind, error) {
   warnOnce(kind, `TracingPlugin ${kind} failed and was skipped: ${error && error.message ? error.message : String(error)}`)
 }
@@ -34,6 +46,7 @@ const live = new Set() // WeakRefs of live plugins
 // dangling spans with it.
 const pinned = new Set()
 let exitHooked = false
+let beforeExitFlushes = 0
 
 function eachLive(fn) {
   for (const plugin of pinned) {
@@ -65,11 +78,27 @@ function hookExit() {
   // that broke out and never finished it). End it and flush asynchronously.
   process.on('beforeExit', () => {
     eachLive((p) => p._beforeExit())
+    // Sinks of every plugin, also those the program let go of. The flush
+    // keeps the loop alive; beforeExit then comes again, with nothing
+    // pending. The cap guards against a sink that never settles.
+    try {
+      if (beforeExitFlushes < 16 && sinksPending()) {
+        beforeExitFlushes++
+        flushPendingSinks().catch(() => {})
+      }
+    } catch {
+      // Exit goes on: the exit handler still delivers within its bound.
+    }
   })
   // process.exit() or the natural end: synchronous, bounded shutdown so a
   // network sink still delivers the interrupted spans.
   process.on('exit', () => {
     eachLive((p) => p._exit())
+    try {
+      shutdownAllSinksSync()
+    } catch {
+      // Nothing more can be done while the process ends.
+    }
   })
 }
 
@@ -132,6 +161,7 @@ function nativeOptions(options) {
     },
     maxOpenInvocations: nonNegativeInt(options.maxOpenInvocations, 'maxOpenInvocations', { positive: true }),
     stdoutIsTty: process.stdout?.isTTY === true,
+    exitFlushTimeoutMillis: nonNegativeInt(options.exitFlushTimeoutMillis, 'exitFlushTimeoutMillis'),
   }
 }
 
@@ -259,11 +289,9 @@ class TracingPlugin {
     if (options.captureContent !== undefined && typeof options.captureContent !== 'boolean') {
       throw typeError("option 'captureContent' must be a boolean.")
     }
-    const exitFlush = options.exitFlushTimeoutMillis ?? 2000
-    nonNegativeInt(exitFlush, 'exitFlushTimeoutMillis')
     let native
     try {
-      native = new NativeTracer(nativeOptions(options))
+      native = new NativeTracer(nativeOptions(options), exportWarning)
     } catch (e) {
       if (e instanceof TypeError) throw e
       if (e && e.code === 'InvalidArg') throw new TypeError(e.message)
@@ -272,7 +300,7 @@ class TracingPlugin {
     this.name = name
     Object.defineProperty(this, '_native', { value: native })
     Object.defineProperty(this, '_captureOption', { value: options.captureContent })
-    Object.defineProperty(this, '_exitFlush', { value: exitFlush })
+    Object.defineProperty(this, '_sinkId', { value: native.sinkId })
     this._capture = options.captureContent ?? envCapture()
     this._stopped = false
     this._shutdownPromise = undefined
@@ -561,7 +589,7 @@ class TracingPlugin {
   /** Emits what the exporter thread had to say (each text once per process). */
   _drainWarnings() {
     const warnings = this._native.takeWarnings()
-    if (warnings) for (const w of warnings) warnOnce(`EXPORT ${w}`, w, 'ADK_TRACING_EXPORT')
+    if (warnings) for (const w of warnings) exportWarning(w)
   }
 
   _unpinIfIdle() {
@@ -575,7 +603,7 @@ class TracingPlugin {
         this._drainWarnings()
         return undefined
       }
-      return this._native.forceFlush().then(settle, settle)
+      return flushSink(this._sinkId).then(settle, settle)
     } catch (e) {
       problem('forceFlush', e)
       return PASS
@@ -591,7 +619,8 @@ class TracingPlugin {
         this._drainWarnings()
         return undefined
       }
-      this._shutdownPromise = this._native.shutdown().then(settle, settle)
+      this._native.stop()
+      this._shutdownPromise = shutdownSink(this._sinkId).then(settle, settle)
     } catch (e) {
       problem('shutdown', e)
       this._shutdownPromise = PASS
@@ -619,12 +648,12 @@ class TracingPlugin {
     const native = this._native
     if (native.openInvocationCount > 0) native.finishAll(true)
     pinned.delete(this)
-    if (native.unflushedSpans > 0) native.forceFlush().catch(() => {})
   }
 
+  // Finishes what is open; the exit handler then stops every sink at once.
   _exit() {
     this._stopped = true
-    this._native.shutdownSync(this._exitFlush)
+    this._native.stop()
   }
 }
 

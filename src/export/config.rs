@@ -286,10 +286,13 @@ console or none); no spans are exported."
         let headers = base_headers(options, env, &mut warnings)?;
         (endpoint, headers, Vec::new())
     };
-    // Header values are secrets too (an `Authorization` from the environment).
+    // Header values are secrets too (an `Authorization` from the environment),
+    // and so are the endpoint's query values (`?token=…`): a collector's error
+    // body may echo the request line.
     for (_, v) in &headers {
         secrets.push(v.clone());
     }
+    secrets.extend(query_values(&endpoint));
     headers.retain(|(k, _)| !k.is_empty());
 
     for name in [
@@ -768,3 +771,27 @@ using {DEFAULT_REQUEST_TIMEOUT_MILLIS}."
 #[cfg(test)]
 #[path = "config_tests.rs"]
 mod tests;
+
+/// The values of a URL's query string (`a=1&b=2` gives `1`, `2`), raw and
+/// percent-decoded.
+fn query_values(url: &str) -> Vec<String> {
+    let Some((_, query)) = url.split_once('?') else {
+        return Vec::new();
+    };
+    let query = query.split('#').next().unwrap_or("");
+    let mut values = Vec::new();
+    for pair in query.split('&') {
+        let value = pair.split_once('=').map_or(pair, |(_, v)| v);
+        if value.is_empty() {
+            continue;
+        }
+        values.push(value.to_string());
+        let decoded = percent_encoding::percent_decode_str(value)
+            .decode_utf8_lossy()
+            .into_owned();
+        if decoded != value {
+            values.push(decoded);
+        }
+    }
+    values
+}

@@ -18,6 +18,11 @@ pub trait SpanSink: Send + Sync {
     fn force_flush(&self, timeout: Duration) -> bool;
     /// Flushes within `timeout` and stops; later spans are dropped. Idempotent.
     fn shutdown(&self, timeout: Duration);
+    /// Spans handed over and not yet answered, for sinks that deliver
+    /// asynchronously (the exit path waits for them).
+    fn has_pending(&self) -> bool {
+        false
+    }
     /// Spans dropped by a full queue or an export that gave up.
     fn dropped_count(&self) -> u64 {
         0

@@ -135,6 +135,12 @@ impl Shared {
         true
     }
 
+    /// Spans accepted and not yet answered (queued or in flight).
+    pub fn has_pending(&self) -> bool {
+        let st = self.lock();
+        !st.exited && st.done_seq() < st.next_seq
+    }
+
     /// Starts shutting down; false when an earlier call already did.
     pub fn begin_shutdown(&self) -> bool {
         let mut st = self.lock();

@@ -100,6 +100,10 @@ impl SpanSink for OtlpSink {
     fn take_warnings(&self) -> Vec<String> {
         self.shared.warnings.take()
     }
+
+    fn has_pending(&self) -> bool {
+        self.shared.has_pending()
+    }
 }
 
 impl Drop for OtlpSink {

@@ -3,6 +3,7 @@
 //! objects; the span model (crate::trace) does the rest.
 
 mod finished;
+mod registry;
 mod sinks;
 mod tasks;
 
@@ -12,16 +13,12 @@ use crate::trace::invocation::AgentInfo;
 use crate::trace::model::{
     EventInfo, FunctionResponse, ModelRequest, ModelResponse, RunSettings, RunStart, Tracer,
 };
-use napi::bindgen_prelude::AsyncTask;
+use napi::bindgen_prelude::Function;
+use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi::{Error, Result, Status};
 use napi_derive::napi;
 use std::sync::Arc;
 use std::time::Duration;
-use tasks::FlushTask;
-
-/// The flush budget of `forceFlush()`/`shutdown()` (a sink bounds each
-/// batch itself; this only stops a wait from hanging forever).
-const FLUSH_TIMEOUT: Duration = Duration::from_secs(60);
 
 #[napi(object)]
 pub struct NativeWeaveOptions {
@@ -52,6 +49,8 @@ pub struct NativeTracingOptions {
     pub max_open_invocations: Option<u32>,
     /// `process.stdout.isTTY`, for the console exporter's colours.
     pub stdout_is_tty: Option<bool>,
+    /// How long process exit waits to deliver this plugin's spans.
+    pub exit_flush_timeout_millis: Option<u32>,
 }
 
 fn pairs(list: Option<Vec<Vec<String>>>) -> Option<Vec<(String, String)>> {
@@ -124,15 +123,21 @@ pub struct NativeTracer {
     tracer: Tracer,
     memory: Option<Arc<MemorySink>>,
     warning: Option<String>,
-    flushed_at: u64,
+    /// The sink's id in `registry` (0: nothing to deliver at exit).
+    sink_id: u32,
 }
 
 #[napi]
 impl NativeTracer {
     /// Throws `InvalidArg` for a TypeError-kind option error, else a plain
     /// failure; lib/tracing.js maps them to TypeError / Error.
+    /// `on_warning(message)` is called (on the JavaScript thread, without
+    /// keeping the process alive) for each warning of the exporter thread.
     #[napi(constructor)]
-    pub fn new(mut options: NativeTracingOptions) -> Result<Self> {
+    pub fn new(
+        mut options: NativeTracingOptions,
+        on_warning: Option<Function<String, ()>>,
+    ) -> Result<Self> {
         let max_open = options.max_open_invocations.unwrap_or(10_000).max(1) as usize;
         let opts = export_options(&mut options);
         let choice = match resolve(&opts, &|k| std::env::var(k).ok()) {
@@ -140,12 +145,32 @@ impl NativeTracer {
             Err(ConfigError::Type(m)) => return Err(Error::new(Status::InvalidArg, m)),
             Err(ConfigError::Plain(m)) => return Err(Error::new(Status::GenericFailure, m)),
         };
-        let s = sinks::sinks_for(choice, options.stdout_is_tty.unwrap_or(false));
+        let hook: Option<crate::export::config::WarningHook> = match on_warning {
+            Some(f) => {
+                let tsfn = f
+                    .build_threadsafe_function::<String>()
+                    .weak::<true>()
+                    .callee_handled::<false>()
+                    .build()?;
+                Some(Arc::new(move |message: String| {
+                    tsfn.call(message, ThreadsafeFunctionCallMode::NonBlocking);
+                }))
+            }
+            None => None,
+        };
+        let s = sinks::sinks_for(choice, options.stdout_is_tty.unwrap_or(false), hook);
+        let exit_timeout =
+            Duration::from_millis(options.exit_flush_timeout_millis.unwrap_or(2000) as u64);
+        let sink_id = if s.deliver_at_exit {
+            registry::register(s.sink.clone(), exit_timeout)
+        } else {
+            0
+        };
         Ok(NativeTracer {
             tracer: Tracer::new(s.sink, max_open),
             memory: s.memory,
             warning: s.warning,
-            flushed_at: 0,
+            sink_id,
         })
     }
 
@@ -168,12 +193,6 @@ impl NativeTracer {
     #[napi(getter)]
     pub fn stopped(&self) -> bool {
         self.tracer.is_stopped()
-    }
-
-    /// Spans ended since the last flush or shutdown began.
-    #[napi(getter)]
-    pub fn unflushed_spans(&self) -> f64 {
-        (self.tracer.ended_spans() - self.flushed_at) as f64
     }
 
     /// `agents`: the root agent's tree as flat 5-tuples
@@ -400,39 +419,17 @@ impl NativeTracer {
         self.tracer.finish_all(interrupted);
     }
 
-    #[napi]
-    pub fn force_flush(&mut self) -> AsyncTask<FlushTask> {
-        self.flushed_at = self.tracer.ended_spans();
-        AsyncTask::new(FlushTask {
-            sink: self.tracer.sink().clone(),
-            timeout: FLUSH_TIMEOUT,
-            shutdown: false,
-        })
+    /// The id `flushSink`/`shutdownSink` take (0: nothing to deliver).
+    #[napi(getter)]
+    pub fn sink_id(&self) -> u32 {
+        self.sink_id
     }
 
-    /// Finishes open invocations as interrupted, then flushes and stops the
-    /// sink off the JavaScript thread. Later callbacks are no-ops.
+    /// Finishes open invocations as interrupted; later callbacks are no-ops.
+    /// The sink is stopped separately (`shutdownSink`, or at exit).
     #[napi]
-    pub fn shutdown(&mut self) -> AsyncTask<FlushTask> {
+    pub fn stop(&mut self) {
         self.tracer.stop();
-        self.flushed_at = self.tracer.ended_spans();
-        AsyncTask::new(FlushTask {
-            sink: self.tracer.sink().clone(),
-            timeout: FLUSH_TIMEOUT,
-            shutdown: true,
-        })
-    }
-
-    /// The process-exit path: finish everything open as interrupted, then
-    /// stop the sink, waiting at most `timeout_millis` (blocks the thread:
-    /// only for `process.on('exit')`).
-    #[napi]
-    pub fn shutdown_sync(&mut self, timeout_millis: u32) {
-        self.tracer.stop();
-        self.flushed_at = self.tracer.ended_spans();
-        self.tracer
-            .sink()
-            .shutdown(Duration::from_millis(timeout_millis as u64));
     }
 
     /// Warnings the sink raised since the last call (the OTLP exporter's

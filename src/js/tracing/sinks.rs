@@ -1,6 +1,6 @@
 //! Picks the span sink for a resolved exporter choice.
 
-use crate::export::config::ExporterChoice;
+use crate::export::config::{ExporterChoice, WarningHook};
 use crate::export::console::{color_enabled, ConsoleSink};
 use crate::export::memory::MemorySink;
 use crate::export::otlp::OtlpSink;
@@ -15,6 +15,8 @@ pub struct Sinks {
     pub memory: Option<Arc<MemorySink>>,
     /// A warning to emit once per process (nothing will be exported).
     pub warning: Option<String>,
+    /// The sink holds spans the exit path must deliver (or print).
+    pub deliver_at_exit: bool,
 }
 
 /// Drops every span.
@@ -29,7 +31,12 @@ impl SpanSink for NoopSink {
 }
 
 /// `stdout_is_tty` decides the console exporter's colours (with the env).
-pub fn sinks_for(choice: ExporterChoice, stdout_is_tty: bool) -> Sinks {
+/// `on_warning` receives the OTLP exporter's warnings from its thread.
+pub fn sinks_for(
+    choice: ExporterChoice,
+    stdout_is_tty: bool,
+    on_warning: Option<WarningHook>,
+) -> Sinks {
     match choice {
         ExporterChoice::Memory => {
             let memory = Arc::new(MemorySink::new());
@@ -37,6 +44,7 @@ pub fn sinks_for(choice: ExporterChoice, stdout_is_tty: bool) -> Sinks {
                 sink: memory.clone(),
                 memory: Some(memory),
                 warning: None,
+                deliver_at_exit: false,
             }
         }
         ExporterChoice::Console => Sinks {
@@ -45,25 +53,33 @@ pub fn sinks_for(choice: ExporterChoice, stdout_is_tty: bool) -> Sinks {
             }))),
             memory: None,
             warning: None,
+            deliver_at_exit: true,
         },
         ExporterChoice::None { warning } => Sinks {
             sink: Arc::new(NoopSink),
             memory: None,
             warning,
+            deliver_at_exit: false,
         },
-        // Its warnings (resolution and delivery) are drained by
-        // `NativeTracer::take_warnings`, on the JavaScript thread.
-        ExporterChoice::Otlp(config) => match OtlpSink::start(*config) {
-            Ok(sink) => Sinks {
-                sink: Arc::new(sink),
-                memory: None,
-                warning: None,
-            },
-            Err(message) => Sinks {
-                sink: Arc::new(NoopSink),
-                memory: None,
-                warning: Some(message),
-            },
-        },
+        // Its warnings (resolution and delivery) go to `on_warning`; without
+        // one, `NativeTracer::take_warnings` drains them.
+        ExporterChoice::Otlp(config) => {
+            let mut config = *config;
+            config.on_warning = on_warning;
+            match OtlpSink::start(config) {
+                Ok(sink) => Sinks {
+                    sink: Arc::new(sink),
+                    memory: None,
+                    warning: None,
+                    deliver_at_exit: true,
+                },
+                Err(message) => Sinks {
+                    sink: Arc::new(NoopSink),
+                    memory: None,
+                    warning: Some(message),
+                    deliver_at_exit: false,
+                },
+            }
+        }
     }
 }

@@ -4,10 +4,11 @@
 use crate::export::SpanSink;
 use napi::{Env, Result, Task};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub struct FlushTask {
-    pub sink: Arc<dyn SpanSink>,
+    /// `None`: nothing to deliver (an unknown or already stopped sink).
+    pub sink: Option<Arc<dyn SpanSink>>,
     pub timeout: Duration,
     /// Shut the sink down after flushing.
     pub shutdown: bool,
@@ -18,10 +19,35 @@ impl Task for FlushTask {
     type JsValue = ();
 
     fn compute(&mut self) -> Result<()> {
-        if self.shutdown {
-            self.sink.shutdown(self.timeout);
-        } else {
-            self.sink.force_flush(self.timeout);
+        match (&self.sink, self.shutdown) {
+            (Some(sink), true) => sink.shutdown(self.timeout),
+            (Some(sink), false) => {
+                sink.force_flush(self.timeout);
+            }
+            (None, _) => {}
+        }
+        Ok(())
+    }
+
+    fn resolve(&mut self, _env: Env, _output: ()) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Flushes several sinks within one shared deadline.
+pub struct FlushAllTask {
+    pub sinks: Vec<Arc<dyn SpanSink>>,
+    pub timeout: Duration,
+}
+
+impl Task for FlushAllTask {
+    type Output = ();
+    type JsValue = ();
+
+    fn compute(&mut self) -> Result<()> {
+        let deadline = Instant::now() + self.timeout;
+        for sink in &self.sinks {
+            sink.force_flush(deadline.saturating_duration_since(Instant::now()));
         }
         Ok(())
     }

@@ -1,0 +1,118 @@
+//! Sinks that must deliver before the process ends (OTLP, console), by id.
+//!
+//! Flushing and shutting down go through here rather than through a
+//! `NativeTracer` method: napi-rs keeps an instance borrowed while an
+//! `AsyncTask` returned by one of its `&mut self` methods is pending, so every
+//! callback made during a `forceFlush()` would fail. And the exit path reaches
+//! the sinks of plugins the program has already let go of (and the garbage
+//! collector taken), whose queued spans would otherwise be lost.
+//!
+//! Memory stays bounded by the plugins created: an entry leaves at
+//! `shutdown()`, or with the process.
+
+use super::tasks::{FlushAllTask, FlushTask};
+use crate::export::SpanSink;
+use napi::bindgen_prelude::AsyncTask;
+use napi_derive::napi;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// The flush budget of `forceFlush()`/`shutdown()` (a sink bounds each
+/// batch itself; this only stops a wait from hanging forever).
+pub const FLUSH_TIMEOUT: Duration = Duration::from_secs(60);
+
+struct Entry {
+    id: u32,
+    sink: Arc<dyn SpanSink>,
+    exit_timeout: Duration,
+}
+
+static SINKS: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+static NEXT_ID: Mutex<u32> = Mutex::new(1);
+
+fn sinks() -> MutexGuard<'static, Vec<Entry>> {
+    SINKS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Registers a sink; its id is never 0 (0 means "nothing to deliver").
+pub fn register(sink: Arc<dyn SpanSink>, exit_timeout: Duration) -> u32 {
+    let id = {
+        let mut next = NEXT_ID.lock().unwrap_or_else(|p| p.into_inner());
+        let id = *next;
+        *next = next.wrapping_add(1).max(1);
+        id
+    };
+    sinks().push(Entry {
+        id,
+        sink,
+        exit_timeout,
+    });
+    id
+}
+
+fn find(id: u32) -> Option<Arc<dyn SpanSink>> {
+    sinks().iter().find(|e| e.id == id).map(|e| e.sink.clone())
+}
+
+fn take(id: u32) -> Option<Arc<dyn SpanSink>> {
+    let mut all = sinks();
+    let i = all.iter().position(|e| e.id == id)?;
+    Some(all.swap_remove(i).sink)
+}
+
+/// Resolves once every span the sink was handed so far was answered.
+#[napi]
+pub fn flush_sink(id: u32) -> AsyncTask<FlushTask> {
+    AsyncTask::new(FlushTask {
+        sink: find(id),
+        timeout: FLUSH_TIMEOUT,
+        shutdown: false,
+    })
+}
+
+/// Flushes and stops the sink, and forgets it. Idempotent.
+#[napi]
+pub fn shutdown_sink(id: u32) -> AsyncTask<FlushTask> {
+    AsyncTask::new(FlushTask {
+        sink: take(id),
+        timeout: FLUSH_TIMEOUT,
+        shutdown: true,
+    })
+}
+
+/// True when some sink still has spans waiting for delivery.
+#[napi]
+pub fn sinks_pending() -> bool {
+    sinks().iter().any(|e| e.sink.has_pending())
+}
+
+/// Flushes every sink with pending spans, off the JavaScript thread (the
+/// `beforeExit` path: the event loop ran dry, delivery keeps it alive).
+#[napi]
+pub fn flush_pending_sinks() -> AsyncTask<FlushAllTask> {
+    let pending = sinks()
+        .iter()
+        .filter(|e| e.sink.has_pending())
+        .map(|e| e.sink.clone())
+        .collect();
+    AsyncTask::new(FlushAllTask {
+        sinks: pending,
+        timeout: FLUSH_TIMEOUT,
+    })
+}
+
+/// The `process.on('exit')` path: stops every sink, delivering what is queued
+/// within the longest `exitFlushTimeoutMillis` of their plugins. Blocks the
+/// JavaScript thread, which has nothing left to do.
+#[napi]
+pub fn shutdown_all_sinks_sync() {
+    let all: Vec<Entry> = std::mem::take(&mut *sinks());
+    let budget = all.iter().map(|e| e.exit_timeout).max().unwrap_or_default();
+    let deadline = Instant::now() + budget;
+    for e in all {
+        e.sink
+            .shutdown(deadline.saturating_duration_since(Instant::now()));
+    }
+}
