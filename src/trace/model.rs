@@ -464,13 +464,36 @@ impl Tracer {
         }
         let Some(inv) = self.inv(inv_id) else { return };
         let limit = inv.limit;
+        let mut ended = Vec::new();
+        let author = ev.author.as_deref().unwrap_or("");
         if non_empty(&ev.error_code).is_some() || non_empty(&ev.error_message).is_some() {
-            let code = non_empty(&ev.error_code);
+            let code = non_empty(&ev.error_code).unwrap_or("Error").to_string();
             let msg = non_empty(&ev.error_message)
-                .or(code)
+                .or(non_empty(&ev.error_code))
                 .unwrap_or("ADK event error")
                 .to_string();
-            inv.root_error = Some((code.unwrap_or("Error").to_string(), msg));
+            // A tool call whose callbacks threw (ReflectAndRetryToolPlugin
+            // rethrowing past its limit) gets no function response: this
+            // error event of its agent is its outcome.
+            let trace_id = inv.trace_id;
+            let now = now_nanos();
+            let mut i = 0;
+            while i < inv.tools.len() {
+                let t = &inv.tools[i];
+                if t.agent != author || t.callbacks_done {
+                    i += 1;
+                    continue;
+                }
+                let mut t = inv.tools.remove(i);
+                let end = if t.errored {
+                    t.last_callback
+                } else {
+                    t.span.error(&code, &msg, limit);
+                    now
+                };
+                ended.push(t.span.finish(trace_id, end));
+            }
+            inv.root_error = Some((code, msg));
         }
         let content = match ev.content_json {
             Some(c) => Some(c),
@@ -479,10 +502,8 @@ impl Tracer {
             }
             None => None,
         };
-        let mut ended = Vec::new();
         // A model span that no afterModelCallback closed (another plugin's
         // cached beforeModelCallback response) ends with this event.
-        let author = ev.author.as_deref().unwrap_or("");
         // The "only open model span" fallback is for spans whose agent was
         // unknown; an event of another known agent (a parallel branch) must
         // not close a span still waiting for its model.
@@ -572,7 +593,8 @@ impl Tracer {
             self.sink.on_end(d);
         }
         for mut t in inv.tools.drain(..) {
-            let end = if t.callbacks_done {
+            // A tool callback that ran (after, or on error) completed it.
+            let end = if t.callbacks_done || t.errored {
                 t.last_callback
             } else {
                 t.span.set(INTERRUPTED, AttributeValue::Bool(true));

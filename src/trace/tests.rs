@@ -392,3 +392,60 @@ fn a_function_response_event_is_the_root_output_without_its_content_json() {
         r#"{"sum":3}"#
     );
 }
+
+fn error_event(author: &str, code: &str, message: &str) -> EventInfo {
+    EventInfo {
+        author: Some(author.into()),
+        error_code: Some(code.into()),
+        error_message: Some(message.into()),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_tool_whose_callbacks_threw_ends_with_its_agents_error_event() {
+    // ReflectAndRetryToolPlugin registered first and rethrowing past its
+    // limit: no callback of ours ran and no function response will come.
+    let (mut t, sink) = tracer();
+    start(&mut t, "i1", vec![agent("a", None, false)]);
+    t.before_tool("i1", Some("a"), "f", Some("c1"), None);
+    t.before_tool("i1", Some("a"), "g", Some("c2"), None);
+    t.after_tool("i1", Some("a"), "g", Some("c2")); // completed, response lost
+    t.on_event("i1", error_event("b", "UNKNOWN_ERROR", "other agent")); // not a's
+    assert!(sink.spans().is_empty());
+    t.on_event(
+        "i1",
+        error_event(
+            "a",
+            "UNKNOWN_ERROR",
+            "Error in plugin 'p' during 'onToolErrorCallback' callback: boom",
+        ),
+    );
+    let spans = sink.spans();
+    assert_eq!(spans.len(), 1);
+    let f = by_name(&spans, "execute_tool f");
+    assert_eq!(f.status.code, StatusCode::Error);
+    assert!(f.status.message.as_deref().unwrap().ends_with("boom"));
+    assert_eq!(str_attr(f, "error.type").unwrap(), "UNKNOWN_ERROR");
+    assert!(f.attribute(INTERRUPTED).is_none());
+    t.finish("i1", false);
+    let spans = sink.spans();
+    let g = by_name(&spans, "execute_tool g");
+    assert_eq!(g.status.code, StatusCode::Unset);
+    assert!(g.attribute(INTERRUPTED).is_none());
+}
+
+#[test]
+fn a_tool_error_callback_completes_a_span_whose_response_never_comes() {
+    // Our onToolErrorCallback ran, then a later plugin threw: the span keeps
+    // the tool's error and its time, and is not flagged interrupted.
+    let (mut t, sink) = tracer();
+    start(&mut t, "i1", vec![agent("a", None, false)]);
+    t.before_tool("i1", Some("a"), "f", Some("c1"), None);
+    t.tool_error("i1", Some("a"), "f", Some("c1"), "Error", "boom");
+    t.finish("i1", false);
+    let spans = sink.spans();
+    let f = by_name(&spans, "execute_tool f");
+    assert_eq!(f.status.message.as_deref(), Some("boom"));
+    assert!(f.attribute(INTERRUPTED).is_none());
+}
