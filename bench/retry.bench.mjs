@@ -2,7 +2,8 @@
 // the native ReflectAndRetryToolPlugin beside (a) a plain JS BasePlugin with
 // no-op async callbacks and (b) a plain JS implementation of retry.md, and a
 // whole scripted InMemoryRunner run with and without the plugin. All figures
-// come from one process, measured in interleaved rounds; medians are printed.
+// come from one process, measured in interleaved rounds (the starting variant
+// rotates) after a warm-up round; medians are printed.
 import { FunctionTool, InMemoryRunner, LlmAgent } from '@google/adk';
 import { ReflectAndRetryToolPlugin } from '../index.js';
 import { ScriptedLlm, call } from '../__test__/helpers/scripted_llm.mjs';
@@ -15,7 +16,7 @@ const CALLBACKS = [
   'beforeToolCallback', 'afterToolCallback', 'onToolErrorCallback',
 ];
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 11);
 const CALLS = Number(process.env.BENCH_CALLS ?? 20000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 1500);
 
@@ -71,20 +72,22 @@ async function timeCalls(fn, calls) {
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 /**
- * Interleaved rounds of every variant; returns the best round's ns per call
- * of each: on a shared, loaded machine the fastest round is the one least
- * disturbed by other processes, so it is the steadiest figure to compare.
+ * Interleaved rounds of every variant; returns each variant's median ns per
+ * call. A whole untimed round first lets V8 optimise every variant; each
+ * round then starts with the next variant, so drift on the shared machine
+ * (other processes, GC, CPU frequency) reaches all variants alike.
  */
 async function compare(variants, calls = CALLS, rounds = ROUNDS) {
   const samples = variants.map(() => []);
-  for (const [, fn] of variants) await timeCalls(fn, Math.min(calls, 2000)); // warm-up
+  for (const [, fn] of variants) await timeCalls(fn, calls); // warm-up
   for (let r = 0; r < rounds; r++) {
-    for (let v = 0; v < variants.length; v++) {
+    for (let k = 0; k < variants.length; k++) {
+      const v = (r + k) % variants.length;
       globalThis.gc?.();
       samples[v].push(await timeCalls(variants[v][1], calls));
     }
   }
-  return samples.map((xs) => Math.min(...xs));
+  return samples.map(median);
 }
 
 const fmt = (ns) => (ns >= 10000 ? `${(ns / 1000).toFixed(1)} µs` : `${ns.toFixed(0)} ns`).padStart(9);
@@ -102,7 +105,7 @@ const js = new JsReflectAndRetryToolPlugin({ maxRetries: 1e9 });
 const request = params.beforeModelCallback.llmRequest;
 const modelParams = () => ({ callbackContext: params.beforeModelCallback.callbackContext, llmRequest: { ...request, toolsDict: { get_weather: weather } } });
 
-console.log(`node ${process.version}, ${ROUNDS} interleaved rounds x ${CALLS} awaited calls, best round's ns per call`);
+console.log(`node ${process.version}, ${ROUNDS} interleaved rounds x ${CALLS} awaited calls, median ns per call`);
 console.log('callback (passing path)       native   js no-op  js retry.md  native/no-op  native/js');
 const worst = { ratio: 0, name: '' };
 for (const name of CALLBACKS) {
