@@ -19,6 +19,13 @@ const CALLBACKS = [
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 11);
 const CALLS = Number(process.env.BENCH_CALLS ?? 20000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 1500);
+// The failure paths cost ~1 µs a call: shorter, more numerous rounds
+// interleave the implementations more finely against the machine's noise.
+const FAILURE_ROUNDS = Number(process.env.BENCH_FAILURE_ROUNDS ?? 41);
+const FAILURE_CALLS = Number(process.env.BENCH_FAILURE_CALLS ?? 4000);
+// BENCH_PARTS=failures (or callbacks, runs; comma-separated) runs only those parts.
+const PARTS = (process.env.BENCH_PARTS ?? 'callbacks,failures,runs').split(',');
+const compareFailures = (variants) => compare(variants, FAILURE_CALLS, FAILURE_ROUNDS);
 
 // --- real ADK parameters, captured from one run ------------------------------
 
@@ -79,7 +86,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
  */
 async function compare(variants, calls = CALLS, rounds = ROUNDS) {
   const samples = variants.map(() => []);
-  for (const [, fn] of variants) await timeCalls(fn, calls); // warm-up
+  for (const [, fn] of variants) await timeCalls(fn, Math.max(calls, 20000)); // warm-up
   for (let r = 0; r < rounds; r++) {
     for (let k = 0; k < variants.length; k++) {
       const v = (r + k) % variants.length;
@@ -108,7 +115,7 @@ const modelParams = () => ({ callbackContext: params.beforeModelCallback.callbac
 console.log(`node ${process.version}, ${ROUNDS} interleaved rounds x ${CALLS} awaited calls, median ns per call`);
 console.log('callback (passing path)       native   js no-op  js retry.md  native/no-op  native/js');
 const worst = { ratio: 0, name: '' };
-for (const name of CALLBACKS) {
+for (const name of PARTS.includes('callbacks') ? CALLBACKS : []) {
   if (name === 'onToolErrorCallback') continue; // always answers: measured below
   const p = params[name];
   const make = name === 'beforeModelCallback' ? (plugin) => () => plugin[name](modelParams()) : (plugin) => () => plugin[name](p);
@@ -119,12 +126,13 @@ for (const name of CALLBACKS) {
 }
 console.log(`(* = used by the plugin; worst unused callback: ${worst.name} at ${worst.ratio.toFixed(2)}x the no-op)`);
 
-console.log('\nfailure paths (fresh plugins each)  native   js retry.md  native/js');
+console.log(`\nfailure paths (fresh plugins each; ${FAILURE_ROUNDS} rounds x ${FAILURE_CALLS} calls)\n                                    native   js retry.md  native/js`);
+if (PARTS.includes('failures')) {
 const fresh = () => [new ReflectAndRetryToolPlugin({ maxRetries: 1e9 }), new JsReflectAndRetryToolPlugin({ maxRetries: 1e9 })];
 {
   const [native, js] = fresh();
   const err = params.onToolErrorCallback;
-  const [n, j] = await compare([
+  const [n, j] = await compareFailures([
     ['native', () => native.onToolErrorCallback(err)],
     ['js', () => js.onToolErrorCallback(err)],
   ]);
@@ -137,7 +145,7 @@ const fresh = () => [new ReflectAndRetryToolPlugin({ maxRetries: 1e9 }), new JsR
   const contexts = Array.from({ length: 1024 }, (_, i) => ({ invocationId: `e-${i}-0000-0000-0000-000000000000`, agentName: 'agent' }));
   let i = 0;
   const next = () => ({ ...base, toolContext: contexts[i++ & 1023] });
-  const [n, j] = await compare([
+  const [n, j] = await compareFailures([
     ['native', () => native.onToolErrorCallback(next())],
     ['js', () => js.onToolErrorCallback(next())],
   ]);
@@ -147,7 +155,7 @@ const fresh = () => [new ReflectAndRetryToolPlugin({ maxRetries: 1e9 }), new JsR
   const [native, js] = fresh();
   const err = params.onToolErrorCallback;
   const ok = params.afterToolCallback;
-  const [n, j] = await compare([
+  const [n, j] = await compareFailures([
     ['native', async () => {
       await native.onToolErrorCallback(err);
       await native.afterToolCallback(ok);
@@ -162,7 +170,7 @@ const fresh = () => [new ReflectAndRetryToolPlugin({ maxRetries: 1e9 }), new JsR
 {
   const [native, js] = fresh();
   const ok = params.afterToolCallback;
-  const [n, j] = await compare([
+  const [n, j] = await compareFailures([
     ['native', () => native.afterToolCallback(ok)],
     ['js', () => js.afterToolCallback(ok)],
   ]);
@@ -171,7 +179,7 @@ const fresh = () => [new ReflectAndRetryToolPlugin({ maxRetries: 1e9 }), new JsR
   const otherTool = { ...params.onToolErrorCallback, tool: { name: 'get_time' } };
   await native.onToolErrorCallback(otherTool);
   await js.onToolErrorCallback(otherTool);
-  const [n1, j1] = await compare([
+  const [n1, j1] = await compareFailures([
     ['native', () => native.afterToolCallback(ok)],
     ['js', () => js.afterToolCallback(ok)],
   ]);
@@ -180,11 +188,13 @@ const fresh = () => [new ReflectAndRetryToolPlugin({ maxRetries: 1e9 }), new JsR
   const other = { ...params.onToolErrorCallback, toolContext: { invocationId: 'e-other' } };
   await native.onToolErrorCallback(other);
   await js.onToolErrorCallback(other);
-  const [n2, j2] = await compare([
+  const [n2, j2] = await compareFailures([
     ['native', () => native.afterToolCallback(ok)],
     ['js', () => js.afterToolCallback(ok)],
   ]);
   console.log(`${'  ... same tool failing elsewhere'.padEnd(35)}${fmt(n2)}  ${fmt(j2)}    ${ratio(n2, j2)}`);
+}
+
 }
 
 // --- whole runs ---------------------------------------------------------------
@@ -206,7 +216,7 @@ async function oneRun({ llm, runner }, sessionId) {
   return ns;
 }
 
-{
+if (PARTS.includes('runs')) {
   const setups = [
     makeRunner([]),
     makeRunner([new NoopPlugin()]),
