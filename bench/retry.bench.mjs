@@ -126,75 +126,43 @@ for (const name of PARTS.includes('callbacks') ? CALLBACKS : []) {
 }
 console.log(`(* = used by the plugin; worst unused callback: ${worst.name} at ${worst.ratio.toFixed(2)}x the no-op)`);
 
-console.log(`\nfailure paths (fresh plugins each; ${FAILURE_ROUNDS} rounds x ${FAILURE_CALLS} calls)\n                                    native   js retry.md  native/js`);
+// BENCH_BEFORE=/path/to/another/build/index.js adds that build's plugin as a
+// "before" column to the failure paths and whole runs: a change measured
+// side by side with what it replaces (copy index.js, binding.js, lib/ and the
+// .node file of the old build into one directory).
+const Before = process.env.BENCH_BEFORE ? (await import(process.env.BENCH_BEFORE)).ReflectAndRetryToolPlugin : undefined;
+
 if (PARTS.includes('failures')) {
-const fresh = () => [new ReflectAndRetryToolPlugin({ maxRetries: 1e9 }), new JsReflectAndRetryToolPlugin({ maxRetries: 1e9 })];
-{
-  const [native, js] = fresh();
+  const impls = [['native', ReflectAndRetryToolPlugin], ...(Before ? [['before', Before]] : []), ['js', JsReflectAndRetryToolPlugin]];
+  console.log(`\nfailure paths (fresh plugins each; ${FAILURE_ROUNDS} rounds x ${FAILURE_CALLS} calls)`);
+  console.log(`${''.padEnd(35)}${impls.map(([name]) => name.padStart(9)).join('  ')}  ${Before ? 'native/before' : ''}  native/js`);
+  // Times `body(plugin)` for a fresh plugin of every implementation, after `setup`.
+  const row = async (label, body, setup = async () => {}) => {
+    const plugins = impls.map(([, Plugin]) => new Plugin({ maxRetries: 1e9 }));
+    for (const plugin of plugins) await setup(plugin);
+    const ns = await compareFailures(impls.map(([name], k) => [name, () => body(plugins[k])]));
+    const n = ns[0];
+    const j = ns[ns.length - 1];
+    console.log(`${label.padEnd(35)}${ns.map(fmt).join('  ')}  ${Before ? `     ${ratio(n, ns[1])}` : ''}    ${ratio(n, j)}`);
+  };
   const err = params.onToolErrorCallback;
-  const [n, j] = await compareFailures([
-    ['native', () => native.onToolErrorCallback(err)],
-    ['js', () => js.onToolErrorCallback(err)],
-  ]);
-  console.log(`${'onToolErrorCallback (retry)'.padEnd(35)}${fmt(n)}  ${fmt(j)}    ${ratio(n, j)}`);
-}
-{
+  const ok = params.afterToolCallback;
+  await row('onToolErrorCallback (retry)', (p) => p.onToolErrorCallback(err));
   // Each failure from another invocation: no key to reuse (invocation scope).
-  const [native, js] = fresh();
-  const base = params.onToolErrorCallback;
   const contexts = Array.from({ length: 1024 }, (_, i) => ({ invocationId: `e-${i}-0000-0000-0000-000000000000`, agentName: 'agent' }));
   let i = 0;
-  const next = () => ({ ...base, toolContext: contexts[i++ & 1023] });
-  const [n, j] = await compareFailures([
-    ['native', () => native.onToolErrorCallback(next())],
-    ['js', () => js.onToolErrorCallback(next())],
-  ]);
-  console.log(`${'onToolErrorCallback (new id)'.padEnd(35)}${fmt(n)}  ${fmt(j)}    ${ratio(n, j)}`);
-}
-{
-  const [native, js] = fresh();
-  const err = params.onToolErrorCallback;
-  const ok = params.afterToolCallback;
-  const [n, j] = await compareFailures([
-    ['native', async () => {
-      await native.onToolErrorCallback(err);
-      await native.afterToolCallback(ok);
-    }],
-    ['js', async () => {
-      await js.onToolErrorCallback(err);
-      await js.afterToolCallback(ok);
-    }],
-  ]);
-  console.log(`${'failure + success pair'.padEnd(35)}${fmt(n)}  ${fmt(j)}    ${ratio(n, j)}`);
-}
-{
-  const [native, js] = fresh();
-  const ok = params.afterToolCallback;
-  const [n, j] = await compareFailures([
-    ['native', () => native.afterToolCallback(ok)],
-    ['js', () => js.afterToolCallback(ok)],
-  ]);
-  console.log(`${'afterToolCallback (success)'.padEnd(35)}${fmt(n)}  ${fmt(j)}    ${ratio(n, j)}`);
-  // Another tool has a pending failure: still no native call.
-  const otherTool = { ...params.onToolErrorCallback, tool: { name: 'get_time' } };
-  await native.onToolErrorCallback(otherTool);
-  await js.onToolErrorCallback(otherTool);
-  const [n1, j1] = await compareFailures([
-    ['native', () => native.afterToolCallback(ok)],
-    ['js', () => js.afterToolCallback(ok)],
-  ]);
-  console.log(`${'  ... another tool failing'.padEnd(35)}${fmt(n1)}  ${fmt(j1)}    ${ratio(n1, j1)}`);
-  // The same tool failed in another invocation: the native plugin asks Rust.
-  const other = { ...params.onToolErrorCallback, toolContext: { invocationId: 'e-other' } };
-  await native.onToolErrorCallback(other);
-  await js.onToolErrorCallback(other);
-  const [n2, j2] = await compareFailures([
-    ['native', () => native.afterToolCallback(ok)],
-    ['js', () => js.afterToolCallback(ok)],
-  ]);
-  console.log(`${'  ... same tool failing elsewhere'.padEnd(35)}${fmt(n2)}  ${fmt(j2)}    ${ratio(n2, j2)}`);
-}
-
+  await row('onToolErrorCallback (new id)', (p) => p.onToolErrorCallback({ ...err, toolContext: contexts[i++ & 1023] }));
+  await row('failure + success pair', async (p) => {
+    await p.onToolErrorCallback(err);
+    await p.afterToolCallback(ok);
+  });
+  await row('afterToolCallback (success)', (p) => p.afterToolCallback(ok));
+  // Another tool has a pending failure: no native call.
+  const otherTool = { ...err, tool: { name: 'get_time' } };
+  await row('  ... another tool failing', (p) => p.afterToolCallback(ok), (p) => p.onToolErrorCallback(otherTool));
+  // The same tool failed in another invocation: no native call either.
+  const other = { ...err, toolContext: { invocationId: 'e-other' } };
+  await row('  ... same tool failing elsewhere', (p) => p.afterToolCallback(ok), (p) => p.onToolErrorCallback(other));
 }
 
 // --- whole runs ---------------------------------------------------------------
@@ -222,6 +190,7 @@ if (PARTS.includes('runs')) {
     makeRunner([new NoopPlugin()]),
     makeRunner([new ReflectAndRetryToolPlugin()]),
     makeRunner([new JsReflectAndRetryToolPlugin()]),
+    ...(Before ? [makeRunner([new Before()])] : []),
   ];
   const samples = setups.map(() => []);
   const sessions = [];
@@ -240,11 +209,12 @@ if (PARTS.includes('runs')) {
       if (i >= 20) samples[v].push(ns); // the first 20 are warm-up
     }
   }
-  const [w, o, n, j] = samples.map(median);
+  const [w, o, n, j, b] = samples.map(median);
   const pct = (x, base) => `${x >= base ? '+' : ''}${((x / base - 1) * 100).toFixed(1)}%`;
   console.log(`\nwhole InMemoryRunner run (model -> tool -> model), median of ${RUNS} alternating runs`);
   console.log(`without plugins     ${fmt(w)}`);
   console.log(`js no-op plugin     ${fmt(o)}  ${pct(o, w)} vs none (ADK's cost of running any plugin)`);
   console.log(`native retry plugin ${fmt(n)}  ${pct(n, w)} vs none, ${pct(n, o)} vs the no-op plugin`);
   console.log(`js retry.md plugin  ${fmt(j)}  ${pct(j, w)} vs none, ${pct(j, o)} vs the no-op plugin`);
+  if (Before) console.log(`before (BENCH_BEFORE) ${fmt(b)}  ${pct(b, w)} vs none, ${pct(b, o)} vs the no-op plugin`);
 }
