@@ -195,9 +195,21 @@ function prettyJson(value) {
 /** What a failure shows: `error_type`, `error_details` and the `<details>` text. */
 function describe(error, foundInResult) {
   if (isError(error)) {
-    const rawName = readOr(error, 'name', '')
+    // Named loads, not readOr's keyed ones: those went megamorphic and took
+    // V8's slow lookup on every failure.
+    let rawName = ''
+    let rawMessage = ''
+    try {
+      rawName = error.name
+    } catch {
+      // a throwing getter: no name
+    }
+    try {
+      rawMessage = error.message
+    } catch {
+      // a throwing getter: no message
+    }
     const type = rawName ? safeString(rawName) : 'Error'
-    const rawMessage = readOr(error, 'message', '')
     const message = typeof rawMessage === 'string' ? rawMessage : rawMessage == null ? '' : safeString(rawMessage)
     return { type, details: message, text: `${type}: ${message}` }
   }
