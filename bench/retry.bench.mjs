@@ -82,7 +82,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
  * Interleaved rounds of every variant; returns each variant's median ns per
  * call. A whole untimed round first lets V8 optimise every variant; each
  * round then starts with the next variant, so drift on the shared machine
- * (other processes, GC, CPU frequency) reaches all variants alike.
+ * (other processes, CPU frequency) reaches all variants alike.
  */
 async function compare(variants, calls = CALLS, rounds = ROUNDS) {
   const samples = variants.map(() => []);
@@ -90,7 +90,11 @@ async function compare(variants, calls = CALLS, rounds = ROUNDS) {
   for (let r = 0; r < rounds; r++) {
     for (let k = 0; k < variants.length; k++) {
       const v = (r + k) % variants.length;
-      globalThis.gc?.();
+      // No forced gc() between samples: a full collection every few
+      // milliseconds leaves concurrent marking and sweeping running into
+      // the next sample on this 2-core machine, charged to whichever variant
+      // comes next and growing with what every plugin in the process
+      // retains. Each variant's own garbage is collected inside its timing.
       samples[v].push(await timeCalls(variants[v][1], calls));
     }
   }
