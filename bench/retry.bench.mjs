@@ -2,7 +2,8 @@
 // the native ReflectAndRetryToolPlugin beside (a) a plain JS BasePlugin with
 // no-op async callbacks and (b) a plain JS implementation of retry.md, and a
 // whole scripted InMemoryRunner run with and without the plugin. All figures
-// come from one process, measured in interleaved rounds; medians are printed.
+// come from one process, measured in interleaved rounds (the starting variant
+// rotates) after a warm-up round; medians are printed.
 import { FunctionTool, InMemoryRunner, LlmAgent } from '@google/adk';
 import { ReflectAndRetryToolPlugin } from '../index.js';
 import { ScriptedLlm, call } from '../__test__/helpers/scripted_llm.mjs';
@@ -15,9 +16,16 @@ const CALLBACKS = [
   'beforeToolCallback', 'afterToolCallback', 'onToolErrorCallback',
 ];
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 11);
 const CALLS = Number(process.env.BENCH_CALLS ?? 20000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 1500);
+// The failure paths cost ~1 µs a call: shorter, more numerous rounds
+// interleave the implementations more finely against the machine's noise.
+const FAILURE_ROUNDS = Number(process.env.BENCH_FAILURE_ROUNDS ?? 41);
+const FAILURE_CALLS = Number(process.env.BENCH_FAILURE_CALLS ?? 4000);
+// BENCH_PARTS=failures (or callbacks, runs; comma-separated) runs only those parts.
+const PARTS = (process.env.BENCH_PARTS ?? 'callbacks,failures,runs').split(',');
+const compareFailures = (variants) => compare(variants, FAILURE_CALLS, FAILURE_ROUNDS);
 
 // --- real ADK parameters, captured from one run ------------------------------
 
@@ -71,20 +79,26 @@ async function timeCalls(fn, calls) {
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 /**
- * Interleaved rounds of every variant; returns the best round's ns per call
- * of each: on a shared, loaded machine the fastest round is the one least
- * disturbed by other processes, so it is the steadiest figure to compare.
+ * Interleaved rounds of every variant; returns each variant's median ns per
+ * call. A whole untimed round first lets V8 optimise every variant; each
+ * round then starts with the next variant, so drift on the shared machine
+ * (other processes, CPU frequency) reaches all variants alike.
  */
 async function compare(variants, calls = CALLS, rounds = ROUNDS) {
   const samples = variants.map(() => []);
-  for (const [, fn] of variants) await timeCalls(fn, Math.min(calls, 2000)); // warm-up
+  for (const [, fn] of variants) await timeCalls(fn, Math.max(calls, 20000)); // warm-up
   for (let r = 0; r < rounds; r++) {
-    for (let v = 0; v < variants.length; v++) {
-      globalThis.gc?.();
+    for (let k = 0; k < variants.length; k++) {
+      const v = (r + k) % variants.length;
+      // No forced gc() between samples: a full collection every few
+      // milliseconds leaves concurrent marking and sweeping running into
+      // the next sample on this 2-core machine, charged to whichever variant
+      // comes next and growing with what every plugin in the process
+      // retains. Each variant's own garbage is collected inside its timing.
       samples[v].push(await timeCalls(variants[v][1], calls));
     }
   }
-  return samples.map((xs) => Math.min(...xs));
+  return samples.map(median);
 }
 
 const fmt = (ns) => (ns >= 10000 ? `${(ns / 1000).toFixed(1)} µs` : `${ns.toFixed(0)} ns`).padStart(9);
@@ -102,10 +116,10 @@ const js = new JsReflectAndRetryToolPlugin({ maxRetries: 1e9 });
 const request = params.beforeModelCallback.llmRequest;
 const modelParams = () => ({ callbackContext: params.beforeModelCallback.callbackContext, llmRequest: { ...request, toolsDict: { get_weather: weather } } });
 
-console.log(`node ${process.version}, ${ROUNDS} interleaved rounds x ${CALLS} awaited calls, best round's ns per call`);
+console.log(`node ${process.version}, ${ROUNDS} interleaved rounds x ${CALLS} awaited calls, median ns per call`);
 console.log('callback (passing path)       native   js no-op  js retry.md  native/no-op  native/js');
 const worst = { ratio: 0, name: '' };
-for (const name of CALLBACKS) {
+for (const name of PARTS.includes('callbacks') ? CALLBACKS : []) {
   if (name === 'onToolErrorCallback') continue; // always answers: measured below
   const p = params[name];
   const make = name === 'beforeModelCallback' ? (plugin) => () => plugin[name](modelParams()) : (plugin) => () => plugin[name](p);
@@ -116,72 +130,43 @@ for (const name of CALLBACKS) {
 }
 console.log(`(* = used by the plugin; worst unused callback: ${worst.name} at ${worst.ratio.toFixed(2)}x the no-op)`);
 
-console.log('\nfailure paths (fresh plugins each)  native   js retry.md  native/js');
-const fresh = () => [new ReflectAndRetryToolPlugin({ maxRetries: 1e9 }), new JsReflectAndRetryToolPlugin({ maxRetries: 1e9 })];
-{
-  const [native, js] = fresh();
+// BENCH_BEFORE=/path/to/another/build/index.js adds that build's plugin as a
+// "before" column to the failure paths and whole runs: a change measured
+// side by side with what it replaces (copy index.js, binding.js, lib/ and the
+// .node file of the old build into one directory).
+const Before = process.env.BENCH_BEFORE ? (await import(process.env.BENCH_BEFORE)).ReflectAndRetryToolPlugin : undefined;
+
+if (PARTS.includes('failures')) {
+  const impls = [['native', ReflectAndRetryToolPlugin], ...(Before ? [['before', Before]] : []), ['js', JsReflectAndRetryToolPlugin]];
+  console.log(`\nfailure paths (fresh plugins each; ${FAILURE_ROUNDS} rounds x ${FAILURE_CALLS} calls)`);
+  console.log(`${''.padEnd(35)}${impls.map(([name]) => name.padStart(9)).join('  ')}  ${Before ? 'native/before' : ''}  native/js`);
+  // Times `body(plugin)` for a fresh plugin of every implementation, after `setup`.
+  const row = async (label, body, setup = async () => {}) => {
+    const plugins = impls.map(([, Plugin]) => new Plugin({ maxRetries: 1e9 }));
+    for (const plugin of plugins) await setup(plugin);
+    const ns = await compareFailures(impls.map(([name], k) => [name, () => body(plugins[k])]));
+    const n = ns[0];
+    const j = ns[ns.length - 1];
+    console.log(`${label.padEnd(35)}${ns.map(fmt).join('  ')}  ${Before ? `     ${ratio(n, ns[1])}` : ''}    ${ratio(n, j)}`);
+  };
   const err = params.onToolErrorCallback;
-  const [n, j] = await compare([
-    ['native', () => native.onToolErrorCallback(err)],
-    ['js', () => js.onToolErrorCallback(err)],
-  ]);
-  console.log(`${'onToolErrorCallback (retry)'.padEnd(35)}${fmt(n)}  ${fmt(j)}    ${ratio(n, j)}`);
-}
-{
+  const ok = params.afterToolCallback;
+  await row('onToolErrorCallback (retry)', (p) => p.onToolErrorCallback(err));
   // Each failure from another invocation: no key to reuse (invocation scope).
-  const [native, js] = fresh();
-  const base = params.onToolErrorCallback;
   const contexts = Array.from({ length: 1024 }, (_, i) => ({ invocationId: `e-${i}-0000-0000-0000-000000000000`, agentName: 'agent' }));
   let i = 0;
-  const next = () => ({ ...base, toolContext: contexts[i++ & 1023] });
-  const [n, j] = await compare([
-    ['native', () => native.onToolErrorCallback(next())],
-    ['js', () => js.onToolErrorCallback(next())],
-  ]);
-  console.log(`${'onToolErrorCallback (new id)'.padEnd(35)}${fmt(n)}  ${fmt(j)}    ${ratio(n, j)}`);
-}
-{
-  const [native, js] = fresh();
-  const err = params.onToolErrorCallback;
-  const ok = params.afterToolCallback;
-  const [n, j] = await compare([
-    ['native', async () => {
-      await native.onToolErrorCallback(err);
-      await native.afterToolCallback(ok);
-    }],
-    ['js', async () => {
-      await js.onToolErrorCallback(err);
-      await js.afterToolCallback(ok);
-    }],
-  ]);
-  console.log(`${'failure + success pair'.padEnd(35)}${fmt(n)}  ${fmt(j)}    ${ratio(n, j)}`);
-}
-{
-  const [native, js] = fresh();
-  const ok = params.afterToolCallback;
-  const [n, j] = await compare([
-    ['native', () => native.afterToolCallback(ok)],
-    ['js', () => js.afterToolCallback(ok)],
-  ]);
-  console.log(`${'afterToolCallback (success)'.padEnd(35)}${fmt(n)}  ${fmt(j)}    ${ratio(n, j)}`);
-  // Another tool has a pending failure: still no native call.
-  const otherTool = { ...params.onToolErrorCallback, tool: { name: 'get_time' } };
-  await native.onToolErrorCallback(otherTool);
-  await js.onToolErrorCallback(otherTool);
-  const [n1, j1] = await compare([
-    ['native', () => native.afterToolCallback(ok)],
-    ['js', () => js.afterToolCallback(ok)],
-  ]);
-  console.log(`${'  ... another tool failing'.padEnd(35)}${fmt(n1)}  ${fmt(j1)}    ${ratio(n1, j1)}`);
-  // The same tool failed in another invocation: the native plugin asks Rust.
-  const other = { ...params.onToolErrorCallback, toolContext: { invocationId: 'e-other' } };
-  await native.onToolErrorCallback(other);
-  await js.onToolErrorCallback(other);
-  const [n2, j2] = await compare([
-    ['native', () => native.afterToolCallback(ok)],
-    ['js', () => js.afterToolCallback(ok)],
-  ]);
-  console.log(`${'  ... same tool failing elsewhere'.padEnd(35)}${fmt(n2)}  ${fmt(j2)}    ${ratio(n2, j2)}`);
+  await row('onToolErrorCallback (new id)', (p) => p.onToolErrorCallback({ ...err, toolContext: contexts[i++ & 1023] }));
+  await row('failure + success pair', async (p) => {
+    await p.onToolErrorCallback(err);
+    await p.afterToolCallback(ok);
+  });
+  await row('afterToolCallback (success)', (p) => p.afterToolCallback(ok));
+  // Another tool has a pending failure: no native call.
+  const otherTool = { ...err, tool: { name: 'get_time' } };
+  await row('  ... another tool failing', (p) => p.afterToolCallback(ok), (p) => p.onToolErrorCallback(otherTool));
+  // The same tool failed in another invocation: no native call either.
+  const other = { ...err, toolContext: { invocationId: 'e-other' } };
+  await row('  ... same tool failing elsewhere', (p) => p.afterToolCallback(ok), (p) => p.onToolErrorCallback(other));
 }
 
 // --- whole runs ---------------------------------------------------------------
@@ -203,12 +188,13 @@ async function oneRun({ llm, runner }, sessionId) {
   return ns;
 }
 
-{
+if (PARTS.includes('runs')) {
   const setups = [
     makeRunner([]),
     makeRunner([new NoopPlugin()]),
     makeRunner([new ReflectAndRetryToolPlugin()]),
     makeRunner([new JsReflectAndRetryToolPlugin()]),
+    ...(Before ? [makeRunner([new Before()])] : []),
   ];
   const samples = setups.map(() => []);
   const sessions = [];
@@ -227,11 +213,12 @@ async function oneRun({ llm, runner }, sessionId) {
       if (i >= 20) samples[v].push(ns); // the first 20 are warm-up
     }
   }
-  const [w, o, n, j] = samples.map(median);
+  const [w, o, n, j, b] = samples.map(median);
   const pct = (x, base) => `${x >= base ? '+' : ''}${((x / base - 1) * 100).toFixed(1)}%`;
   console.log(`\nwhole InMemoryRunner run (model -> tool -> model), median of ${RUNS} alternating runs`);
   console.log(`without plugins     ${fmt(w)}`);
   console.log(`js no-op plugin     ${fmt(o)}  ${pct(o, w)} vs none (ADK's cost of running any plugin)`);
   console.log(`native retry plugin ${fmt(n)}  ${pct(n, w)} vs none, ${pct(n, o)} vs the no-op plugin`);
   console.log(`js retry.md plugin  ${fmt(j)}  ${pct(j, w)} vs none, ${pct(j, o)} vs the no-op plugin`);
+  if (Before) console.log(`before (BENCH_BEFORE) ${fmt(b)}  ${pct(b, w)} vs none, ${pct(b, o)} vs the no-op plugin`);
 }

@@ -28,10 +28,6 @@ const engines = new FinalizationRegistry(retryEngineRelease)
 const EXCEEDED = -1
 const REJECT = -2
 const NOT_FOUND = -3
-// retrySuccess answers what is left: nothing, other tools' counts only, or
-// this tool's counts in other scopes.
-const NOTHING_LEFT = 0
-const OTHER_TOOLS_LEFT = 1
 
 // The guidance texts are Rust's (src/retry/guidance.rs), fetched once as the
 // fixed pieces between their placeholders. Joining them here makes V8 cons
@@ -199,9 +195,21 @@ function prettyJson(value) {
 /** What a failure shows: `error_type`, `error_details` and the `<details>` text. */
 function describe(error, foundInResult) {
   if (isError(error)) {
-    const rawName = readOr(error, 'name', '')
+    // Named loads, not readOr's keyed ones: those went megamorphic and took
+    // V8's slow lookup on every failure.
+    let rawName = ''
+    let rawMessage = ''
+    try {
+      rawName = error.name
+    } catch {
+      // a throwing getter: no name
+    }
+    try {
+      rawMessage = error.message
+    } catch {
+      // a throwing getter: no message
+    }
     const type = rawName ? safeString(rawName) : 'Error'
-    const rawMessage = readOr(error, 'message', '')
     const message = typeof rawMessage === 'string' ? rawMessage : rawMessage == null ? '' : safeString(rawMessage)
     return { type, details: message, text: `${type}: ${message}` }
   }
@@ -296,6 +304,22 @@ function isNotFoundAnswer(result) {
 
 // --- the plugin ---------------------------------------------------------------
 
+// The native keys of one scope's failed tools (see #scopes).
+class ScopeKeys {
+  constructor(prefix) {
+    this.prefix = prefix // "<engine id>\0<scope>\0"
+    this.tools = new Map() // tool name -> PairKey
+    this.counted = 0 // pairs with `counted` set
+  }
+}
+
+class PairKey {
+  constructor(key) {
+    this.key = key // "<engine id>\0<scope>\0<tool>"
+    this.counted = false
+  }
+}
+
 function validateOptions(options) {
   if (options === undefined || options === null) options = {}
   if (typeof options !== 'object') throw new TypeError('ReflectAndRetryToolPlugin options must be an object.')
@@ -338,16 +362,19 @@ class ReflectAndRetryToolPlugin {
   #engine
   // "<engine id>\0": the start of every key the native functions take.
   #keyPrefix
-  #lastScope
-  #lastTool
-  #lastKey
-  // False while no count exists anywhere: ending an invocation then needs
-  // no native call.
-  #mayHaveCounts = false
-  // Tool names that may hold a count in some scope: a success of any other
-  // tool needs no native call. Emptied whenever nothing is counted.
-  #counted = new Set()
-
+  // scope key -> ScopeKeys: every (scope, tool) pair that failed in a scope
+  // still open, with its native key and whether the engine holds a count
+  // for it. Only this instance changes its engine's counts, on this thread,
+  // so `counted` follows the engine exactly: set before a failure is counted,
+  // cleared after the pair's reset (a success) or its scope's drop. A
+  // success or an invocation end with nothing counted then needs no native
+  // call, and a retry loop reuses its key instead of building a string. A
+  // reset pair keeps its entry (a retry loop alternates failure and
+  // success) until its scope ends: bounded by the open invocations' failed
+  // tools, and in global scope by the tool names that ever failed.
+  #scopes = new Map()
+  // Pairs with `counted` set, over all scopes.
+  #countedPairs = 0
   constructor(options) {
     const o = validateOptions(options)
     this.#name = o.name
@@ -388,7 +415,7 @@ class ReflectAndRetryToolPlugin {
 
   /** Drops the counts of an invocation that never reached afterRunCallback. */
   finishInterruptedInvocation(invocationId) {
-    if (typeof invocationId !== 'string' || this.#scope !== TrackingScope.INVOCATION || !this.#mayHaveCounts) return
+    if (typeof invocationId !== 'string' || this.#scope !== TrackingScope.INVOCATION || this.#scopes.size === 0) return
     try {
       this.#dropScope(invocationId)
     } catch {
@@ -407,7 +434,7 @@ class ReflectAndRetryToolPlugin {
   }
 
   afterRunCallback(params) {
-    if (this.#scope === TrackingScope.INVOCATION && this.#mayHaveCounts) {
+    if (this.#scope === TrackingScope.INVOCATION && this.#scopes.size !== 0) {
       const id = invocationIdOf(readOr(params, 'invocationContext', undefined))
       try {
         this.#dropScope(id)
@@ -474,35 +501,51 @@ class ReflectAndRetryToolPlugin {
   }
 
   #dropScope(invocationId) {
-    if (!retryDropScope(this.#keyPrefix + invocationId)) this.#nothingCounted()
+    const keys = this.#scopes.get(invocationId)
+    if (keys === undefined) return
+    if (keys.counted !== 0) {
+      retryDropScope(this.#keyPrefix + invocationId)
+      this.#countedPairs -= keys.counted
+    }
+    this.#scopes.delete(invocationId)
   }
 
-  #nothingCounted() {
-    this.#mayHaveCounts = false
-    this.#counted.clear()
+  #scopeKey(toolContext) {
+    return this.#scope === TrackingScope.GLOBAL ? GLOBAL_SCOPE_KEY : invocationIdOf(toolContext)
   }
 
   #success(tool, toolContext) {
-    if (this.#counted.size === 0) return PASS
-    const name = toolNameOf(tool)
-    if (!this.#counted.has(name)) return PASS
-    const left = retrySuccess(this.#key(toolContext, name))
-    if (left === NOTHING_LEFT) this.#nothingCounted()
-    else if (left === OTHER_TOOLS_LEFT) this.#counted.delete(name)
+    if (this.#countedPairs === 0) return PASS
+    const keys = this.#scopes.get(this.#scopeKey(toolContext))
+    if (keys === undefined || keys.counted === 0) return PASS
+    const pair = keys.tools.get(toolNameOf(tool))
+    if (pair === undefined || !pair.counted) return PASS
+    retrySuccess(pair.key)
+    pair.counted = false
+    keys.counted--
+    this.#countedPairs--
     return PASS
   }
 
-  // "<engine id>\0<scope key>\0<tool name>" (src/js/retry/mod.rs). A
-  // retry loop repeats the same key: reusing the last one spares building
-  // and flattening a new string before each native call.
-  #key(toolContext, toolName) {
-    const scope = this.#scope === TrackingScope.GLOBAL ? GLOBAL_SCOPE_KEY : invocationIdOf(toolContext)
-    if (scope !== this.#lastScope || toolName !== this.#lastTool) {
-      this.#lastScope = scope
-      this.#lastTool = toolName
-      this.#lastKey = this.#keyPrefix + scope + '\0' + toolName
+  // The native key of a pair about to be counted, marked counted.
+  #countedKey(toolContext, toolName) {
+    const scope = this.#scopeKey(toolContext)
+    let keys = this.#scopes.get(scope)
+    if (keys === undefined) {
+      keys = new ScopeKeys(this.#keyPrefix + scope + '\0')
+      this.#scopes.set(scope, keys)
     }
-    return this.#lastKey
+    let pair = keys.tools.get(toolName)
+    if (pair === undefined) {
+      pair = new PairKey(keys.prefix + toolName)
+      keys.tools.set(toolName, pair)
+    }
+    if (!pair.counted) {
+      pair.counted = true
+      keys.counted++
+      this.#countedPairs++
+    }
+    return pair.key
   }
 
   // A failure: thrown by the tool, or found in its result (`foundInResult`).
@@ -535,11 +578,9 @@ class ReflectAndRetryToolPlugin {
 
   #decide(tool, toolArgs, toolContext, error, foundInResult) {
     const name = toolNameOf(tool)
-    const key = this.#key(toolContext, name)
-    this.#mayHaveCounts = true
     // An unknown name too: another agent of the run may have a tool by that
     // name, whose success resets the shared count.
-    this.#counted.add(name)
+    const key = this.#countedKey(toolContext, name)
     const decision = tool instanceof MissingTool ? retryUnknownToolFailure(key) : retryFailure(key)
     if (decision === REJECT) {
       // onToolErrorCallback rethrows the very Error it was given.

@@ -1,27 +1,42 @@
 //! Consecutive-failure counts per (scope key, tool name).
 
+use super::fast_hash::FastHash;
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-/// What is left after a success, so the caller can skip later calls while
-/// nothing it would ask about is counted.
-#[derive(Debug, PartialEq, Eq, Clone, Copy)]
-pub enum Remaining {
-    /// No count in any scope.
-    Nothing,
-    /// Counts of other tools only.
-    OtherTools,
-    /// This tool still has a count in some other scope.
-    ThisTool,
-}
+type ToolCounts = HashMap<String, u64, FastHash>;
+
+/// Emptied scopes kept for reuse. A retry loop alternates failure and
+/// success, which removes and re-creates its scope each time; reusing the
+/// key and table spares the allocator two allocations and frees per turn.
+const SPARE_SCOPES: usize = 8;
+/// Larger emptied scopes are freed rather than kept.
+const SPARE_KEY_BYTES: usize = 256;
+const SPARE_TOOLS: usize = 16;
 
 #[derive(Default)]
 struct Table {
     // scope key -> tool name -> consecutive failures. A scope with no tool
     // left is removed, so memory is bounded by scopes holding a failure.
-    scopes: HashMap<String, HashMap<String, u64>>,
-    // tool name -> how many scopes hold a count for it.
-    tools: HashMap<String, usize>,
+    scopes: HashMap<String, ToolCounts, FastHash>,
+    // Removed scopes' emptied key and table, at most SPARE_SCOPES.
+    spare: Vec<(String, ToolCounts)>,
+}
+
+impl Table {
+    fn remove_scope(&mut self, scope: &str) {
+        let Some((mut key, mut tools)) = self.scopes.remove_entry(scope) else {
+            return;
+        };
+        if self.spare.len() < SPARE_SCOPES
+            && key.capacity() <= SPARE_KEY_BYTES
+            && tools.capacity() <= SPARE_TOOLS
+        {
+            key.clear();
+            tools.clear();
+            self.spare.push((key, tools));
+        }
+    }
 }
 
 /// Counts shared by every callback of one plugin instance. Each operation
@@ -41,61 +56,42 @@ impl FailureCounts {
     /// Adds one failure and returns the new count.
     pub fn increment(&self, scope: &str, tool: &str) -> u64 {
         let mut table = self.lock();
-        // get_mut first: the common repeat failure allocates no key.
-        if let Some(count) = table.scopes.get_mut(scope).and_then(|t| t.get_mut(tool)) {
-            *count = count.saturating_add(1);
-            return *count;
-        }
-        match table.scopes.get_mut(scope) {
-            Some(tools) => {
-                tools.insert(tool.to_owned(), 1);
+        if let Some(tools) = table.scopes.get_mut(scope) {
+            // get_mut first: the common repeat failure allocates no key.
+            if let Some(count) = tools.get_mut(tool) {
+                *count = count.saturating_add(1);
+                return *count;
             }
-            None => {
-                let tools = HashMap::from([(tool.to_owned(), 1)]);
-                table.scopes.insert(scope.to_owned(), tools);
-            }
+            tools.insert(tool.to_owned(), 1);
+            return 1;
         }
-        match table.tools.get_mut(tool) {
-            Some(scopes) => *scopes += 1,
-            None => {
-                table.tools.insert(tool.to_owned(), 1);
-            }
-        }
+        let (mut key, mut tools) = table.spare.pop().unwrap_or_default();
+        key.push_str(scope);
+        tools.insert(tool.to_owned(), 1);
+        table.scopes.insert(key, tools);
         1
     }
 
-    /// Forgets one tool's failures in one scope (a success).
-    pub fn reset(&self, scope: &str, tool: &str) -> Remaining {
+    /// Forgets one tool's failures in one scope (a success). Returns whether
+    /// it had any.
+    pub fn reset(&self, scope: &str, tool: &str) -> bool {
         let mut table = self.lock();
-        let Table { scopes, tools } = &mut *table;
-        if let Some(in_scope) = scopes.get_mut(scope) {
-            if in_scope.remove(tool).is_some() {
-                forget_one(tools, tool);
-            }
-            if in_scope.is_empty() {
-                scopes.remove(scope);
-            }
+        let Some(tools) = table.scopes.get_mut(scope) else {
+            return false;
+        };
+        let had = tools.remove(tool).is_some();
+        if tools.is_empty() {
+            table.remove_scope(scope);
         }
-        if scopes.is_empty() {
-            Remaining::Nothing
-        } else if tools.contains_key(tool) {
-            Remaining::ThisTool
-        } else {
-            Remaining::OtherTools
-        }
+        had
     }
 
     /// Forgets every count of a scope (an invocation that ended). Returns
     /// whether any count is left in any scope.
     pub fn drop_scope(&self, scope: &str) -> bool {
         let mut table = self.lock();
-        let Table { scopes, tools } = &mut *table;
-        if let Some(dropped) = scopes.remove(scope) {
-            for tool in dropped.keys() {
-                forget_one(tools, tool);
-            }
-        }
-        !scopes.is_empty()
+        table.remove_scope(scope);
+        !table.scopes.is_empty()
     }
 
     /// The current count, 0 when none.
@@ -113,11 +109,6 @@ impl FailureCounts {
         self.lock().scopes.len()
     }
 
-    /// Tool names currently counted in some scope.
-    pub fn tool_count(&self) -> usize {
-        self.lock().tools.len()
-    }
-
     fn lock(&self) -> MutexGuard<'_, Table> {
         // A panic while holding the lock leaves plain integers behind, which
         // are still consistent: keep using them rather than failing forever.
@@ -125,19 +116,9 @@ impl FailureCounts {
     }
 }
 
-/// One scope fewer holds `tool`.
-fn forget_one(tools: &mut HashMap<String, usize>, tool: &str) {
-    if let Some(scopes) = tools.get_mut(tool) {
-        *scopes -= 1;
-        if *scopes == 0 {
-            tools.remove(tool);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{FailureCounts, Remaining};
+    use super::FailureCounts;
     use std::sync::Arc;
 
     #[test]
@@ -156,24 +137,43 @@ mod tests {
         let c = FailureCounts::new();
         c.increment("s", "a");
         c.increment("s", "b");
-        assert_eq!(c.reset("s", "a"), Remaining::OtherTools);
+        assert!(c.reset("s", "a"));
         assert_eq!(c.get("s", "a"), 0);
         assert_eq!(c.get("s", "b"), 1);
         assert_eq!(c.scope_count(), 1);
-        assert_eq!(c.reset("s", "b"), Remaining::Nothing);
+        assert!(c.reset("s", "b"));
         assert_eq!(c.scope_count(), 0);
-        assert_eq!(c.reset("unknown", "x"), Remaining::Nothing);
-        assert_eq!(c.tool_count(), 0);
+        assert!(!c.reset("unknown", "x"));
+        assert!(!c.reset("s", "b"));
     }
 
     #[test]
-    fn reset_says_when_the_tool_is_still_counted_elsewhere() {
+    fn a_reused_scope_starts_empty() {
         let c = FailureCounts::new();
         c.increment("inv1", "a");
-        c.increment("inv2", "a");
-        assert_eq!(c.reset("inv1", "a"), Remaining::ThisTool);
-        assert_eq!(c.reset("inv3", "a"), Remaining::ThisTool);
-        assert_eq!(c.reset("inv2", "a"), Remaining::Nothing);
+        c.increment("inv1", "b");
+        assert!(!c.drop_scope("inv1"));
+        // The next scope reuses inv1's key and table: nothing of inv1 shows.
+        assert_eq!(c.increment("inv2", "b"), 1);
+        assert_eq!(c.get("inv2", "a"), 0);
+        assert_eq!(c.get("inv1", "b"), 0);
+        assert_eq!(c.scope_count(), 1);
+        c.reset("inv2", "b");
+        assert_eq!(c.increment("x", "b"), 1);
+        assert_eq!(c.get("inv2", "b"), 0);
+    }
+
+    #[test]
+    fn spare_scopes_are_bounded() {
+        let c = FailureCounts::new();
+        for i in 0..100 {
+            c.increment(&format!("inv{i}"), "t");
+        }
+        for i in 0..100 {
+            c.drop_scope(&format!("inv{i}"));
+        }
+        assert_eq!(c.scope_count(), 0);
+        assert!(c.lock().spare.len() <= super::SPARE_SCOPES);
     }
 
     #[test]
@@ -186,10 +186,8 @@ mod tests {
         assert!(c.drop_scope("inv1"));
         assert_eq!(c.get("inv1", "a"), 0);
         assert_eq!(c.get("global", "a"), 1);
-        assert_eq!(c.tool_count(), 1);
         assert!(!c.drop_scope("global"));
         assert_eq!(c.scope_count(), 0);
-        assert_eq!(c.tool_count(), 0);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 pub mod counts;
 pub mod engine;
+mod fast_hash;
 pub mod guidance;
 
-pub use counts::Remaining;
 pub use engine::{Decision, RetryEngine};

@@ -3,13 +3,13 @@
 //! A `#[napi]` function with arguments opens a native-borrow scope per call
 //! (an allocation and a thread-local push/pop, ~0.08 µs here); a zero-argument
 //! one does not. These callbacks read their one string argument straight
-//! into a stack buffer (`KeyArg`) and answer a number or boolean, so a
+//! into a stack buffer (`key_arg`) and answer a number or boolean, so a
 //! failure costs about what a plain JavaScript plugin's Map update costs.
 //! They are handed to JavaScript once, as the methods of the object
 //! `retryHotCalls()` returns.
 
-use super::key_arg::KeyArg;
-use napi::bindgen_prelude::{FromNapiValue, ToNapiValue, TypeName, ValueType};
+use super::key_arg;
+use napi::bindgen_prelude::{ToNapiValue, TypeName, ValueType};
 use napi::{sys, Env};
 use napi_derive::napi;
 use std::ffi::CStr;
@@ -92,11 +92,17 @@ pub fn retry_hot_calls(env: Env) -> napi::Result<RawObject> {
     Ok(RawObject(object))
 }
 
-/// The first argument as a key; None when it is missing or not a string.
+/// Runs `answer` on the first argument, read as a key, without letting a
+/// panic cross into C; `fallback` when it is missing or not a string.
 ///
 /// # Safety
 /// `env` and `info` must be the ones N-API passed to the running callback.
-unsafe fn key(env: sys::napi_env, info: sys::napi_callback_info) -> Option<KeyArg> {
+unsafe fn answer_with_key<T: Copy>(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+    fallback: T,
+    answer: impl FnOnce(&str) -> T,
+) -> T {
     let mut argc = 1usize;
     let mut argv = [ptr::null_mut(); 1];
     // SAFETY: argv holds `argc` slots; this and data are not asked for.
@@ -111,27 +117,15 @@ unsafe fn key(env: sys::napi_env, info: sys::napi_callback_info) -> Option<KeyAr
         )
     };
     if status != sys::Status::napi_ok || argc < 1 {
-        return None;
+        return fallback;
     }
     // SAFETY: argv[0] is a value of this callback's scope.
-    unsafe { KeyArg::from_napi_value(env, argv[0]) }.ok()
-}
-
-/// Runs `answer` on the key without letting a panic cross into C.
-///
-/// # Safety
-/// As for `key`.
-unsafe fn answer_with_key<T>(
-    env: sys::napi_env,
-    info: sys::napi_callback_info,
-    fallback: T,
-    answer: impl FnOnce(&str) -> T,
-) -> T {
-    // SAFETY: forwarded from our caller.
-    let Some(key) = (unsafe { key(env, info) }) else {
-        return fallback;
-    };
-    catch_unwind(AssertUnwindSafe(|| answer(key.as_str()))).unwrap_or(fallback)
+    unsafe {
+        key_arg::with_str(env, argv[0], |key| {
+            catch_unwind(AssertUnwindSafe(|| answer(key))).unwrap_or(fallback)
+        })
+    }
+    .unwrap_or(fallback)
 }
 
 /// # Safety

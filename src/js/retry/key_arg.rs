@@ -1,108 +1,101 @@
 //! The key string the retry functions take, read with one napi call into a
-//! stack buffer. napi-rs's own string arguments ask V8 for the length first,
-//! then copy into a zeroed heap buffer and build a heap String: two
-//! crossings and two allocations per argument, which was most of what a
-//! failure cost on the Rust side.
+//! stack buffer and handed on as `&str` in place. napi-rs's own string
+//! arguments ask V8 for the length first, then copy into a zeroed heap
+//! buffer and build a heap String: two crossings and two allocations per
+//! argument, which was most of what a failure cost on the Rust side. The
+//! buffers here are left uninitialised (V8 writes what is read) and nothing
+//! is moved: both showed in profiles of the per-failure call.
 
-use napi::bindgen_prelude::{FromNapiValue, TypeName, Utf16String, ValidateNapiValue, ValueType};
-use napi::{check_status, sys};
+use napi::bindgen_prelude::FromNapiValue;
+use napi::bindgen_prelude::Utf16String;
+use napi::sys;
+use std::mem::MaybeUninit;
 
 // Keys are "<engine id>\0<invocation id>\0<tool name>": ~60 units in practice.
 const STACK_UNITS: usize = 256;
 
-/// A JavaScript string argument: ASCII kept on the stack, anything else (or
-/// anything longer) converted to a heap String.
-// It lives on the stack for one call; keeping it off the heap is the point.
-#[allow(clippy::large_enum_variant)]
-pub enum KeyArg {
-    Ascii([u8; STACK_UNITS], usize),
-    Other(String),
-}
-
-impl KeyArg {
-    pub fn as_str(&self) -> &str {
-        match self {
-            // Only ASCII bytes are stored here, so this never fails.
-            KeyArg::Ascii(bytes, len) => std::str::from_utf8(&bytes[..*len]).unwrap_or_default(),
-            KeyArg::Other(text) => text,
-        }
+/// Calls `f` with the JavaScript string `value` as text; None when it is not
+/// a string. ASCII up to `STACK_UNITS - 2` units stays on the stack; anything
+/// else is converted to a heap String (lone surrogates become U+FFFD).
+///
+/// # Safety
+/// `env` and `value` must be valid for the running N-API callback.
+pub unsafe fn with_str<R>(
+    env: sys::napi_env,
+    value: sys::napi_value,
+    f: impl FnOnce(&str) -> R,
+) -> Option<R> {
+    let mut units = [MaybeUninit::<u16>::uninit(); STACK_UNITS];
+    let mut written = 0usize;
+    // SAFETY: `units` is valid for `STACK_UNITS` units; V8 writes at most
+    // `STACK_UNITS - 1` of them plus a NUL and reports how many it wrote.
+    let status = unsafe {
+        sys::napi_get_value_string_utf16(
+            env,
+            value,
+            units.as_mut_ptr().cast(),
+            STACK_UNITS,
+            &mut written,
+        )
+    };
+    if status != sys::Status::napi_ok {
+        return None;
     }
-}
-
-impl From<&str> for KeyArg {
-    fn from(text: &str) -> Self {
-        let units: Vec<u16> = text.encode_utf16().collect();
-        from_units(&units)
+    if written < STACK_UNITS - 1 {
+        // SAFETY: V8 initialised the first `written` units.
+        let units = unsafe { std::slice::from_raw_parts(units.as_ptr().cast::<u16>(), written) };
+        return Some(with_units(units, f));
     }
+    // Possibly cut short: read it whole the usual way.
+    // SAFETY: the env and value our caller vouched for.
+    let whole = unsafe { Utf16String::from_napi_value(env, value) }.ok()?;
+    Some(with_units(&whole, f))
 }
 
-fn from_units(units: &[u16]) -> KeyArg {
-    if units.len() <= STACK_UNITS && units.iter().all(|&u| u < 0x80) {
-        let mut bytes = [0u8; STACK_UNITS];
+/// Calls `f` with UTF-16 `units` as text.
+fn with_units<R>(units: &[u16], f: impl FnOnce(&str) -> R) -> R {
+    if units.len() <= STACK_UNITS {
+        // One pass copies and checks: any unit >= 0x80 sets a high bit.
+        let mut bytes = [MaybeUninit::<u8>::uninit(); STACK_UNITS];
+        let mut all = 0u16;
         for (byte, &unit) in bytes.iter_mut().zip(units) {
-            *byte = unit as u8; // < 0x80: the same code point
+            all |= unit;
+            byte.write(unit as u8);
         }
-        return KeyArg::Ascii(bytes, units.len());
-    }
-    // Lone surrogates become U+FFFD.
-    KeyArg::Other(String::from_utf16_lossy(units))
-}
-
-impl FromNapiValue for KeyArg {
-    unsafe fn from_napi_value(env: sys::napi_env, value: sys::napi_value) -> napi::Result<Self> {
-        let mut buf = [0u16; STACK_UNITS];
-        let mut written = 0usize;
-        // SAFETY: `buf` is valid for `STACK_UNITS` units; V8 writes at most
-        // `STACK_UNITS - 1` of them plus a NUL and reports how many it wrote.
-        check_status!(
-            unsafe {
-                sys::napi_get_value_string_utf16(
-                    env,
-                    value,
-                    buf.as_mut_ptr(),
-                    STACK_UNITS,
-                    &mut written,
-                )
-            },
-            "retry key must be a string"
-        )?;
-        if written < STACK_UNITS - 1 {
-            return Ok(from_units(&buf[..written]));
+        if all < 0x80 {
+            // SAFETY: the first `units.len()` bytes were just written, and
+            // each is ASCII (< 0x80, the same code point), so valid UTF-8.
+            let text = unsafe {
+                std::str::from_utf8_unchecked(std::slice::from_raw_parts(
+                    bytes.as_ptr().cast::<u8>(),
+                    units.len(),
+                ))
+            };
+            return f(text);
         }
-        // Possibly cut short: read it whole the usual way.
-        // SAFETY: the env and value the caller gave us.
-        let whole = unsafe { Utf16String::from_napi_value(env, value) }?;
-        Ok(from_units(&whole))
     }
+    f(&String::from_utf16_lossy(units))
 }
-
-impl TypeName for KeyArg {
-    fn type_name() -> &'static str {
-        "String"
-    }
-
-    fn value_type() -> ValueType {
-        ValueType::String
-    }
-}
-
-impl ValidateNapiValue for KeyArg {}
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn roundtrip(text: &str) -> String {
+        let units: Vec<u16> = text.encode_utf16().collect();
+        with_units(&units, str::to_owned)
+    }
+
     #[test]
     fn converts_like_javascript_strings() {
+        assert_eq!(roundtrip("e-1\0get_weather"), "e-1\0get_weather");
+        assert_eq!(roundtrip("météo ✓ 😀"), "météo ✓ 😀");
         assert_eq!(
-            KeyArg::from("e-1\0get_weather").as_str(),
-            "e-1\0get_weather"
+            with_units(&[0x61, 0xD800, 0x62], str::to_owned),
+            "a\u{FFFD}b"
         );
-        assert_eq!(KeyArg::from("météo ✓ 😀").as_str(), "météo ✓ 😀");
-        assert_eq!(from_units(&[0x61, 0xD800, 0x62]).as_str(), "a\u{FFFD}b");
-        assert_eq!(KeyArg::from("").as_str(), "");
+        assert_eq!(roundtrip(""), "");
         let long = "x".repeat(STACK_UNITS + 5);
-        assert_eq!(KeyArg::from(long.as_str()).as_str(), long);
-        assert!(matches!(KeyArg::from("abc"), KeyArg::Ascii(..)));
+        assert_eq!(roundtrip(&long), long);
     }
 }
