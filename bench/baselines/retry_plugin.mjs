@@ -3,6 +3,7 @@
 // subclass, counts in nested Maps, guidance in template literals. The
 // benchmark's comparator for the native plugin; not shipped.
 import { BasePlugin } from '@google/adk';
+import { exceededText, retryText } from '../../__test__/helpers/retry_expect.mjs';
 
 const RESPONSE_TYPE = 'ERROR_HANDLED_BY_REFLECT_AND_RETRY_PLUGIN';
 const GLOBAL_SCOPE_KEY = '__global_reflect_and_retry_scope__';
@@ -26,46 +27,14 @@ function describe(error, foundInResult) {
   return { type, details: String(error), text: String(error) };
 }
 
+// The spec's texts as the test suites spell them; `.trim()` as adk-js does,
+// so the comparator pays the copy every implementation from the spec pays.
 function retryGuidance(name, details, args, n, max) {
-  return `The call to tool \`${name}\` failed.
-
-**Error Details:**
-\`\`\`
-${details}
-\`\`\`
-
-**Tool Arguments Used:**
-\`\`\`json
-${args}
-\`\`\`
-
-**Reflection Guidance:**
-This is retry attempt **${n} of ${max}**. Analyze the error and the arguments you provided. Do not repeat the exact same call. Consider the following before your next attempt:
-
-1.  **Invalid Parameters**: Does the error suggest that one or more arguments are incorrect, badly formatted, or missing? Review the tool's schema and your arguments.
-2.  **State or Preconditions**: Did a previous step fail or not produce the necessary state/resource for this tool to succeed?
-3.  **Alternative Approach**: Is this the right tool for the job? Could another tool or a different sequence of steps achieve the goal?
-4.  **Simplify the Task**: Can you break the problem down into smaller, simpler steps?
-5.  **Wrong Function Name**: Does the error indicates the tool is not found? Please check again and only use available tools.
-
-Formulate a new plan based on your analysis and try a corrected or different approach.`.trim();
+  return retryText(name, details, args, n, max).trim();
 }
 
 function exceededGuidance(name, details, args, max) {
-  return `The tool \`${name}\` has failed consecutively ${max} times and the retry limit has been exceeded.
-
-**Last Error:**
-\`\`\`
-${details}
-\`\`\`
-
-**Last Arguments Used:**
-\`\`\`json
-${args}
-\`\`\`
-
-**Final Instruction:**
-**Do not attempt to use the \`${name}\` tool again for this task.** You must now try a different approach. Acknowledge the failure and devise a new strategy, potentially using other available tools or informing the user that the task cannot be completed.`.trim();
+  return exceededText(name, details, args, max).trim();
 }
 
 export class JsReflectAndRetryToolPlugin extends BasePlugin {
