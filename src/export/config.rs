@@ -232,12 +232,10 @@ Weave endpoint itself; pass one of them."
 
     let (endpoint, mut headers, mut secrets) = if let Some(weave) = &options.weave {
         let (endpoint, weave_headers, key) = resolve_weave(weave, env)?;
-        // Only the user's `headers` option: OTEL_EXPORTER_OTLP_HEADERS is meant
-        // for the environment's collector and may hold its secrets.
-        let mut headers = match &options.headers {
-            Some(_) => base_headers(options, env, &mut warnings)?,
-            None => Vec::new(),
-        };
+        // As for an explicit endpoint (api.md), and as the OpenTelemetry JS
+        // exporter under Weave's own plugin does: the `headers` option, else
+        // the environment's; Weave's authentication wins a clash.
+        let mut headers = base_headers(options, env, &mut warnings)?;
         for (k, v) in weave_headers {
             headers.retain(|(name, _)| !name.eq_ignore_ascii_case(&k));
             headers.push((k, v));

@@ -234,11 +234,11 @@ fn weave_headers_join_the_users_headers_and_win() {
 }
 
 #[test]
-fn weave_never_receives_the_environments_otlp_headers() {
+fn weave_receives_the_environments_otlp_headers_and_its_own_auth_wins() {
     let env = env_of(&[
         (
             "OTEL_EXPORTER_OTLP_HEADERS",
-            "x-honeycomb-team=other-secret",
+            "x-team=t1,Authorization=Bearer%20other",
         ),
         ("WANDB_API_KEY", "k123"),
     ]);
@@ -247,8 +247,9 @@ fn weave_never_receives_the_environments_otlp_headers() {
         ..Default::default()
     };
     let c = otlp(resolve(&o, &env));
-    assert_eq!(header(&c, "x-honeycomb-team"), None);
-    assert_eq!(c.headers.len(), 2, "{:?}", c);
+    assert_eq!(header(&c, "x-team"), Some("t1"));
+    assert_eq!(header(&c, "authorization"), Some("Basic YXBpOmsxMjM="));
+    assert_eq!(c.headers.len(), 3, "{:?}", c);
 }
 
 #[test]
