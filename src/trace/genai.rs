@@ -32,7 +32,8 @@ pub struct DeferredMessages {
 
 impl DeferredValue for DeferredMessages {
     fn render(&self) -> String {
-        let out = render_messages(&self.raw, &self.shape);
+        let out = super::genai_fast::render(&self.raw, &self.shape)
+            .unwrap_or_else(|| render_messages(&self.raw, &self.shape));
         truncate(out, self.limit)
     }
 }
@@ -48,6 +49,8 @@ pub fn truncate(s: String, limit: Option<usize>) -> String {
     }
 }
 
+/// The reference rendering (through `serde_json::Value`); `genai_fast`
+/// renders the common cases the same, faster.
 pub fn render_messages(raw: &[u8], shape: &MessageShape) -> String {
     // Unparseable input (should not happen: JavaScript made it) is `null`.
     let value: Value = serde_json::from_slice(raw).unwrap_or(Value::Null);
