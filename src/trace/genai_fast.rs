@@ -11,9 +11,12 @@
 //! byte for byte either way (tests compare them).
 
 use super::genai::MessageShape;
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
+use std::marker::PhantomData;
 
 /// A field that is absent (`None`) or present, `null` included.
 #[derive(Default, Clone, Copy)]
@@ -25,12 +28,212 @@ impl<'de: 'a, 'a> Deserialize<'de> for Field<'a> {
     }
 }
 
+/// What a lenient field holds: `Some` for the kind wanted, `None` for any
+/// other JSON value (`null` included) or when absent. Reads the value once.
+macro_rules! lenient_visitor {
+    ($visitor:ident, $out:ty) => {
+        impl<T> $visitor<T> {
+            fn other<E>(self) -> Result<$out, E> {
+                Ok(Default::default())
+            }
+        }
+    };
+}
+
+/// `Some(T)` for a JSON object (read as `T`), `None` for anything else.
+struct ObjectOr<T>(Option<T>);
+
+impl<T> Default for ObjectOr<T> {
+    fn default() -> Self {
+        ObjectOr(None)
+    }
+}
+
+struct ObjectVisitor<T>(PhantomData<fn() -> T>);
+lenient_visitor!(ObjectVisitor, ObjectOr<T>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjectOr<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ObjectVisitor::<T>(PhantomData))
+    }
+}
+
+/// `Some(items)` for a JSON array, `None` for anything else.
+struct ListOf<T>(Option<Vec<T>>);
+
+impl<T> Default for ListOf<T> {
+    fn default() -> Self {
+        ListOf(None)
+    }
+}
+
+struct ListVisitor<T>(PhantomData<fn() -> T>);
+lenient_visitor!(ListVisitor, ListOf<T>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for ListOf<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ListVisitor::<T>(PhantomData))
+    }
+}
+
+/// `Some(text)` for a JSON string, `None` for anything else.
+#[derive(Default)]
+struct StrOr<'a>(Option<Cow<'a, str>>);
+
+struct StrVisitor<'a>(PhantomData<&'a ()>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for StrOr<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(StrVisitor(PhantomData))
+    }
+}
+
+/// The scalar and container cases every lenient visitor shares: anything
+/// not handled by the visitor itself is read through and yields `other()`.
+macro_rules! skip_the_rest {
+    () => {
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            self.other()
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+            self.other()
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+            self.other()
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+            self.other()
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            self.other()
+        }
+        fn visit_none<E>(self) -> Result<Self::Value, E> {
+            self.other()
+        }
+    };
+}
+
+macro_rules! skip_str {
+    () => {
+        fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+            self.other()
+        }
+    };
+}
+
+macro_rules! skip_seq {
+    () => {
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            self.other()
+        }
+    };
+}
+
+macro_rules! skip_map {
+    () => {
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            self.other()
+        }
+    };
+}
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for ObjectVisitor<T> {
+    type Value = ObjectOr<T>;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        T::deserialize(MapAccessDeserializer::new(map)).map(|t| ObjectOr(Some(t)))
+    }
+    skip_the_rest!();
+    skip_str!();
+    skip_seq!();
+}
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for ListVisitor<T> {
+    type Value = ListOf<T>;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        while let Some(item) = seq.next_element::<T>()? {
+            items.push(item);
+        }
+        Ok(ListOf(Some(items)))
+    }
+    skip_the_rest!();
+    skip_str!();
+    skip_map!();
+}
+
+impl<'a> StrVisitor<'a> {
+    fn other<E>(self) -> Result<StrOr<'a>, E> {
+        Ok(StrOr(None))
+    }
+}
+
+impl<'de: 'a, 'a> Visitor<'de> for StrVisitor<'a> {
+    type Value = StrOr<'a>;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(StrOr(Some(Cow::Borrowed(v))))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(StrOr(Some(Cow::Owned(v.to_string()))))
+    }
+    skip_the_rest!();
+    skip_seq!();
+    skip_map!();
+}
+
+/// A Content, read in one pass.
 #[derive(Deserialize)]
-struct ContentIn<'a> {
+struct Content<'a> {
     #[serde(default, borrow)]
-    role: Field<'a>,
+    role: StrOr<'a>,
     #[serde(default, borrow)]
-    parts: Field<'a>,
+    parts: ListOf<ObjectOr<Part<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct Part<'a> {
+    #[serde(default, borrow, rename = "inlineData")]
+    inline_data: ObjectOr<Blob<'a>>,
+    #[serde(default, borrow, rename = "functionCall")]
+    function_call: ObjectOr<Call<'a>>,
+    #[serde(default, borrow, rename = "functionResponse")]
+    function_response: ObjectOr<Response<'a>>,
+    #[serde(default, borrow)]
+    text: StrOr<'a>,
+}
+
+#[derive(Deserialize)]
+struct Blob<'a> {
+    #[serde(default, borrow, rename = "mimeType")]
+    mime_type: StrOr<'a>,
+}
+
+#[derive(Deserialize)]
+struct Call<'a> {
+    #[serde(default, borrow)]
+    id: StrOr<'a>,
+    #[serde(default, borrow)]
+    name: StrOr<'a>,
+    #[serde(default, borrow)]
+    args: Field<'a>,
+}
+
+#[derive(Deserialize)]
+struct Response<'a> {
+    #[serde(default, borrow)]
+    id: StrOr<'a>,
+    #[serde(default, borrow)]
+    response: Field<'a>,
 }
 
 #[derive(Deserialize)]
@@ -109,42 +312,60 @@ pub fn render(raw: &[u8], shape: &MessageShape) -> Option<String> {
     if text.contains("\\ud") || text.contains("\\uD") {
         return None;
     }
-    let top: &RawValue = serde_json::from_str(text).ok()?;
     let mut out = Vec::with_capacity(raw.len() + 64);
+    let first = text
+        .trim_start()
+        .as_bytes()
+        .first()
+        .copied()
+        .unwrap_or(b' ');
     match shape {
         MessageShape::InputList => {
             out.push(b'[');
-            match kind(top) {
+            match first {
                 b'[' => {
-                    let items: Vec<&RawValue> = serde_json::from_str(top.get()).ok()?;
+                    let items: Vec<ObjectOr<Content>> = serde_json::from_str(text).ok()?;
                     for (i, item) in items.into_iter().enumerate() {
                         if i > 0 {
                             out.push(b',');
                         }
-                        message(&mut out, item, None)?;
+                        message(&mut out, item.0, None)?;
                     }
                 }
-                b'n' => {}
-                _ => message(&mut out, top, None)?,
+                b'n' => serde_json::from_str::<()>(text).ok()?,
+                _ => message(
+                    &mut out,
+                    serde_json::from_str::<ObjectOr<Content>>(text).ok()?.0,
+                    None,
+                )?,
             }
             out.push(b']');
         }
         MessageShape::InputOne => {
             out.push(b'[');
-            message(&mut out, top, None)?;
+            message(
+                &mut out,
+                serde_json::from_str::<ObjectOr<Content>>(text).ok()?.0,
+                None,
+            )?;
             out.push(b']');
         }
         MessageShape::OutputOne { finish_reason } => {
             out.push(b'[');
-            message(&mut out, top, Some(finish_reason))?;
+            let content = serde_json::from_str::<ObjectOr<Content>>(text).ok()?.0;
+            message(&mut out, content, Some(finish_reason))?;
             out.push(b']');
         }
         MessageShape::SystemInstructions => {
+            let top: &RawValue = serde_json::from_str(text).ok()?;
             out.push(b'[');
             system_parts(&mut out, top, &mut true)?;
             out.push(b']');
         }
-        MessageShape::ToolDefinitions => tool_definitions(&mut out, top)?,
+        MessageShape::ToolDefinitions => {
+            let top: &RawValue = serde_json::from_str(text).ok()?;
+            tool_definitions(&mut out, top)?
+        }
     }
     String::from_utf8(out).ok()
 }
@@ -206,12 +427,10 @@ fn parse<'a, T: Deserialize<'a>>(v: &'a RawValue) -> Option<T> {
     serde_json::from_str(v.get()).ok()
 }
 
-fn message(out: &mut Vec<u8>, content: &RawValue, finish_reason: Option<&str>) -> Option<()> {
-    let (role, parts) = if kind(content) == b'{' {
-        let c: ContentIn = parse(content)?;
-        (string_of(c.role)?, c.parts)
-    } else {
-        (None, Field(None))
+fn message(out: &mut Vec<u8>, content: Option<Content>, finish_reason: Option<&str>) -> Option<()> {
+    let (role, parts) = match content {
+        Some(c) => (c.role.0, c.parts.0),
+        None => (None, None),
     };
     let role: Cow<str> = match role {
         Some(r) if r == "model" => Cow::Borrowed("assistant"),
@@ -222,12 +441,9 @@ fn message(out: &mut Vec<u8>, content: &RawValue, finish_reason: Option<&str>) -
     out.extend_from_slice(b"{\"role\":");
     write_str(out, &role)?;
     out.extend_from_slice(b",\"parts\":[");
-    if field_kind(parts) == b'[' {
-        let items: Vec<&RawValue> = parse(parts.0?)?;
-        let mut first = true;
-        for p in items {
-            part(out, p, &mut first)?;
-        }
+    let mut first = true;
+    for p in parts.into_iter().flatten().filter_map(|p| p.0) {
+        one_part(out, p, &mut first)?;
     }
     out.push(b']');
     if let Some(fr) = finish_reason {
@@ -235,6 +451,38 @@ fn message(out: &mut Vec<u8>, content: &RawValue, finish_reason: Option<&str>) -
         write_str(out, fr)?;
     }
     out.push(b'}');
+    Some(())
+}
+
+/// One GenAI part of a message (the reference's `genai::part`).
+fn one_part(out: &mut Vec<u8>, p: Part, first: &mut bool) -> Option<()> {
+    if let Some(d) = p.inline_data.0 {
+        comma(out, first);
+        out.extend_from_slice(b"{\"type\":\"blob\",\"mime_type\":");
+        write_str(out, d.mime_type.0.as_deref().unwrap_or(""))?;
+        out.push(b'}');
+    } else if let Some(c) = p.function_call.0 {
+        comma(out, first);
+        out.extend_from_slice(b"{\"type\":\"tool_call\",\"id\":");
+        write_str(out, c.id.0.as_deref().unwrap_or(""))?;
+        out.extend_from_slice(b",\"name\":");
+        write_str(out, c.name.0.as_deref().unwrap_or(""))?;
+        out.extend_from_slice(b",\"arguments\":");
+        write_object_or_empty(out, c.args)?;
+        out.push(b'}');
+    } else if let Some(r) = p.function_response.0 {
+        comma(out, first);
+        out.extend_from_slice(b"{\"type\":\"tool_call_response\",\"id\":");
+        write_str(out, r.id.0.as_deref().unwrap_or(""))?;
+        out.extend_from_slice(b",\"response\":");
+        write_object_or_empty(out, r.response)?;
+        out.push(b'}');
+    } else if let Some(t) = p.text.0 {
+        comma(out, first);
+        out.extend_from_slice(b"{\"type\":\"text\",\"content\":");
+        write_str(out, &t)?;
+        out.push(b'}');
+    }
     Some(())
 }
 
@@ -505,6 +753,8 @@ mod tests {
             r#"null"#,
             r#"5"#,
             r#"[{"functionDeclarations":"x"}]"#,
+            r#"[5,[1,{"a":2}],"s",true,null,{"role":"user"},{"role":null,"parts":[{"inlineData":"x","functionCall":[1],"text":"t\"q\u0002"},{"inlineData":{"mimeType":5}},{"functionResponse":{"response":null,"id":null}}]}]"#,
+            r#"{"role":"model","parts":[{"functionCall":{"args":"just a string"}},{"functionResponse":{"response":[]}}],"extra":{"deep":[[[{}]]]}}"#,
             r#"[{"role":"user","parts":[{"functionResponse":{"id":"x","name":"f","response":{"big":12345678901234567,"f":0.25,"s":"\u001f\\/"}}}]}]"#,
         ];
         for raw in fast {
@@ -554,5 +804,32 @@ mod tests {
         assert!(!canonical(r#"{"a":"\u001F"}"#));
         assert!(!canonical(r#"{"a":"\u000a"}"#));
         assert!(!canonical(r#"{"a":1234567890123456789}"#));
+    }
+
+    #[test]
+    #[ignore = "prints figures: FIGURES_HISTORY=file.json"]
+    fn probe_history() {
+        let h = std::fs::read(std::env::var("FIGURES_HISTORY").unwrap()).unwrap();
+        for _ in 0..5 {
+            let t = std::time::Instant::now();
+            let r = render(&h, &MessageShape::InputList);
+            println!(
+                "fast: {:?} in {:?}",
+                r.as_ref().map(|s| s.len()),
+                t.elapsed()
+            );
+        }
+        let t = std::time::Instant::now();
+        println!(
+            "canonical {} in {:?}",
+            canonical(std::str::from_utf8(&h).unwrap()),
+            t.elapsed()
+        );
+        let t = std::time::Instant::now();
+        let v: Vec<&RawValue> = serde_json::from_slice(&h).unwrap();
+        println!("rawvalue parse {} in {:?}", v.len(), t.elapsed());
+        let t = std::time::Instant::now();
+        let r = render_messages(&h, &MessageShape::InputList);
+        println!("ref: {:?} in {:?}", r.len(), t.elapsed());
     }
 }

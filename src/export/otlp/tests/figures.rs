@@ -187,3 +187,55 @@ render+encode {:.2} µs ({} B/batch), render+encode+gzip {:.2} µs ({} B/batch)"
         sizes.1
     );
 }
+
+/// A chat span with a big history (FIGURES_HISTORY: a JSON file of Contents,
+/// e.g. bench/helpers/history.mjs's buildHistory(1e6) stringified).
+#[test]
+#[ignore = "prints figures; run with --ignored --nocapture"]
+fn figures_worker_big_history() {
+    let Ok(path) = std::env::var("FIGURES_HISTORY") else {
+        println!("FIGURES_HISTORY not set");
+        return;
+    };
+    let history = std::fs::read_to_string(path).expect("history file");
+    let c = config("http://127.0.0.1:9/v1/traces");
+    let encoder = crate::export::otlp::encode::Encoder::new(&c);
+    let mut span = base("chat scripted-model", "chat");
+    span.attributes.push((
+        "gen_ai.input.messages".into(),
+        deferred(history.as_bytes(), MessageShape::InputList, None),
+    ));
+    let rounds = 20u32;
+    let mut best = [Duration::MAX; 3];
+    let mut sizes = (0, 0);
+    for _ in 0..3 {
+        let t = Instant::now();
+        for _ in 0..rounds {
+            if let Some(AttributeValue::Deferred(d)) = span.attribute("gen_ai.input.messages") {
+                std::hint::black_box(d.render());
+            }
+        }
+        best[0] = best[0].min(t.elapsed() / rounds);
+        let inputs: Vec<_> = (0..rounds).map(|_| vec![span.clone()]).collect();
+        let t = Instant::now();
+        for b in inputs {
+            sizes.0 = encoder.request(b).encode_to_vec().len();
+        }
+        best[1] = best[1].min(t.elapsed() / rounds);
+        let inputs: Vec<_> = (0..rounds).map(|_| vec![span.clone()]).collect();
+        let t = Instant::now();
+        for b in inputs {
+            sizes.1 = encoder.body(b).len();
+        }
+        best[2] = best[2].min(t.elapsed() / rounds);
+    }
+    println!(
+        "one chat span, {} B history: render {:?}, render+encode {:?} ({} B), render+encode+gzip {:?} ({} B)",
+        history.len(),
+        best[0],
+        best[1],
+        sizes.0,
+        best[2],
+        sizes.1
+    );
+}
