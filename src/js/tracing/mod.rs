@@ -125,6 +125,8 @@ pub struct NativeTracer {
     memory: Option<Arc<MemorySink>>,
     warning: Option<String>,
     flushed_at: u64,
+    /// Sink warnings picked up by `finish`, handed out by `take_warnings`.
+    pending_warnings: Vec<String>,
 }
 
 #[napi]
@@ -146,6 +148,7 @@ impl NativeTracer {
             memory: s.memory,
             warning: s.warning,
             flushed_at: 0,
+            pending_warnings: Vec::new(),
         })
     }
 
@@ -390,9 +393,16 @@ impl NativeTracer {
         );
     }
 
+    /// Ends an invocation. Returns `2 * open + warned`: how many
+    /// invocations are still open, plus 1 when the sink has warnings for
+    /// `take_warnings`, so the end of a run is one call into Rust.
     #[napi]
-    pub fn finish(&mut self, invocation_id: String, interrupted: bool) {
+    pub fn finish(&mut self, invocation_id: String, interrupted: bool) -> f64 {
         self.tracer.finish(&invocation_id, interrupted);
+        let mut raised = self.tracer.sink().take_warnings();
+        self.pending_warnings.append(&mut raised);
+        let open = self.tracer.open_count() as f64;
+        open * 2.0 + f64::from(u8::from(!self.pending_warnings.is_empty()))
     }
 
     #[napi]
@@ -438,8 +448,9 @@ impl NativeTracer {
     /// Warnings the sink raised since the last call (the OTLP exporter's
     /// come from its own thread); `None` when there are none, the usual case.
     #[napi]
-    pub fn take_warnings(&self) -> Option<Vec<String>> {
-        let warnings = self.tracer.sink().take_warnings();
+    pub fn take_warnings(&mut self) -> Option<Vec<String>> {
+        let mut warnings = std::mem::take(&mut self.pending_warnings);
+        warnings.append(&mut self.tracer.sink().take_warnings());
         (!warnings.is_empty()).then_some(warnings)
     }
 
