@@ -370,15 +370,18 @@ impl NativeTracer {
         responses: Option<Vec<String>>,
         responses_only: Option<bool>,
     ) {
-        let function_responses = responses
-            .unwrap_or_default()
-            .chunks_exact(3)
-            .map(|c| FunctionResponse {
-                id: c[0].clone(),
-                name: c[1].clone(),
-                response_json: c[2].clone(),
-            })
-            .collect();
+        // Moved, not cloned: a response JSON can be a big tool result.
+        let mut flat = responses.unwrap_or_default().into_iter();
+        let mut function_responses = Vec::with_capacity(flat.len() / 3);
+        while let (Some(id), Some(name), Some(response_json)) =
+            (flat.next(), flat.next(), flat.next())
+        {
+            function_responses.push(FunctionResponse {
+                id,
+                name,
+                response_json,
+            });
+        }
         self.tracer.on_event(
             &invocation_id,
             EventInfo {
