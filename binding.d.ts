@@ -37,7 +37,12 @@ export declare class NativeTracer {
    * `responses_only`: the content is just those (not sent as JSON).
    */
   onEvent(invocationId: string, author: string | undefined | null, partial: boolean, errorCode?: string | undefined | null, errorMessage?: string | undefined | null, contentJson?: string | undefined | null, responses?: Array<string> | undefined | null, responsesOnly?: boolean | undefined | null): void
-  finish(invocationId: string, interrupted: boolean): void
+  /**
+   * Ends an invocation. Returns `2 * open + warned`: how many
+   * invocations are still open, plus 1 when the sink has warnings for
+   * `take_warnings`, so the end of a run is one call into Rust.
+   */
+  finish(invocationId: string, interrupted: boolean): number
   finishAll(interrupted: boolean): void
   /** The id `flushSink`/`shutdownSink` take (0: nothing to deliver). */
   get sinkId(): number

@@ -12,7 +12,8 @@
 // costs this process nothing). The variants alternate in rounds; each traced
 // segment ends with forceFlush() (timed) and is checked against the receiver:
 // every span must arrive, once. Reported per invocation: wall time and process
-// CPU (all threads, so the native exporter thread counts), each minus untraced:
+// CPU (all threads, so the native exporter thread counts; its own share is
+// shown too, Linux only), each minus untraced:
 // as totals over all rounds, and as the median over rounds of the difference
 // to the untraced segment of the same round (robust to a noisy shared machine).
 //
@@ -24,6 +25,7 @@
 // Env: BENCH_INVOCATIONS (10000), BENCH_ROUNDS (20), BENCH_WARMUP (per variant, 300),
 //      BENCH_QUEUE (maxQueueSize for both plugins; e.g. 2048 to see the defaults' drops).
 import { createRequire } from 'node:module'
+import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import { FunctionTool, InMemoryRunner, LlmAgent } from '@google/adk'
 import { ScriptedLlm, call } from '../__test__/helpers/scripted_llm.mjs'
 import { OtelJsPipelinePlugin } from './baselines/otel_js_pipeline.mjs'
@@ -40,6 +42,22 @@ const SPANS_PER_INVOCATION = 5
 const APP = 'export_bench'
 
 const gc = globalThis.gc ?? (() => {})
+
+/** CPU µs so far of this process's threads named `name` (Linux; 0 elsewhere). */
+function threadCpuUs(name) {
+  if (!existsSync('/proc/self/task')) return 0
+  let us = 0
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8')
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== name) continue
+      us += Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1000
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return us
+}
 const us = (ns, n) => Number(ns) / 1000 / n
 const fmt = (x, digits = 1) => (Number.isFinite(x) ? x.toFixed(digits) : 'n/a')
 function median(xs) {
@@ -66,7 +84,7 @@ function makeVariant(name, plugin) {
     tools: [lookup],
   })
   const runner = new InMemoryRunner({ agent, appName: APP, plugins: plugin ? [plugin] : [] })
-  return { name, plugin, llm, runner, wallNs: 0n, flushNs: 0n, cpuUs: 0, runs: 0, expected: 0, received: 0, duplicates: 0, non2xx: 0, rounds: [] }
+  return { name, plugin, llm, runner, wallNs: 0n, flushNs: 0n, cpuUs: 0, exporterUs: 0, runs: 0, expected: 0, received: 0, duplicates: 0, non2xx: 0, rounds: [] }
 }
 
 async function invoke(v, i) {
@@ -88,12 +106,14 @@ async function segment(v, count, rx, { measure }) {
   await rx.reset()
   gc()
   const cpu0 = process.cpuUsage()
+  const x0 = threadCpuUs('adk-otlp-export')
   const t0 = process.hrtime.bigint()
   for (let i = 0; i < count; i++) await invoke(v, i)
   const t1 = process.hrtime.bigint()
   if (v.plugin) await v.plugin.forceFlush()
   const t2 = process.hrtime.bigint()
   const cpu = process.cpuUsage(cpu0)
+  const exporterUs = threadCpuUs('adk-otlp-export') - x0
   const expected = v.plugin ? count * SPANS_PER_INVOCATION : 0
   const s = await rx.waitForSpans(expected, 30_000)
   if (measure) {
@@ -101,6 +121,7 @@ async function segment(v, count, rx, { measure }) {
     v.wallNs += t1 - t0
     v.flushNs += t2 - t1
     v.cpuUs += cpu.user + cpu.system
+    v.exporterUs += exporterUs
     v.runs += count
     v.expected += expected
     v.received += s.spansAccepted
@@ -185,6 +206,7 @@ async function main() {
       'added cpu µs': v === base ? '-' : fmt(cpu - baseCpu),
       'median added wall µs': v === base ? '-' : fmt(medianAdded(v, base, 'wallUs')),
       'median added cpu µs': v === base ? '-' : fmt(medianAdded(v, base, 'cpuUs')),
+      'of which exporter thread µs': v.name === 'native' ? fmt(v.exporterUs / v.runs) : '-',
       'spans expected': v.expected,
       'spans received': v.received,
       dropped: v.expected - v.received,
@@ -211,6 +233,7 @@ async function main() {
     summary.nativeAddedCpuUs = nat.cpuUs / nat.runs - baseCpu
     summary.nativeMedianAddedWallUs = medianAdded(nat, base, 'wallUs')
     summary.nativeMedianAddedCpuUs = medianAdded(nat, base, 'cpuUs')
+    summary.nativeExporterThreadCpuUs = nat.exporterUs / nat.runs
     summary.ratioWall = summary.nativeAddedWallUs / summary.otelJsAddedWallUs
     summary.ratioCpu = summary.nativeAddedCpuUs / summary.otelJsAddedCpuUs
     summary.medianRatioWall = medianAdded(nat, base, 'wallUs') / medianAdded(js, base, 'wallUs')

@@ -409,10 +409,11 @@ class TracingPlugin {
     try {
       const id = params?.invocationContext?.invocationId
       if (typeof id === 'string') {
-        this._native.finish(id, false)
+        // 2 * open invocations + 1 when the exporter has warnings to take.
+        const state = this._native.finish(id, false)
         this._forget(id)
-        this._unpinIfIdle()
-        this._drainWarnings()
+        if (state < 2) pinned.delete(this)
+        if (state % 2 === 1) this._drainWarnings()
       }
     } catch (e) {
       problem('afterRunCallback', e)
@@ -560,9 +561,9 @@ class TracingPlugin {
   finishInterruptedInvocation(invocationId) {
     if (typeof invocationId !== 'string') return
     try {
-      this._native.finish(invocationId, true)
+      const state = this._native.finish(invocationId, true)
       this._forget(invocationId)
-      this._unpinIfIdle()
+      if (state < 2) pinned.delete(this)
     } catch (e) {
       problem('finishInterruptedInvocation', e)
     }
@@ -590,10 +591,6 @@ class TracingPlugin {
   _drainWarnings() {
     const warnings = this._native.takeWarnings()
     if (warnings) for (const w of warnings) exportWarning(w)
-  }
-
-  _unpinIfIdle() {
-    if (this._native.openInvocationCount === 0) pinned.delete(this)
   }
 
   forceFlush() {

@@ -32,8 +32,62 @@ pub struct DeferredMessages {
 
 impl DeferredValue for DeferredMessages {
     fn render(&self) -> String {
-        let out = render_messages(&self.raw, &self.shape);
+        let out = match self.shape {
+            // The same agent sends the same instruction and tools on every
+            // model call: remember the last few renderings.
+            MessageShape::SystemInstructions | MessageShape::ToolDefinitions => {
+                recent::render(&self.raw, &self.shape, render_fresh)
+            }
+            _ => render_fresh(&self.raw, &self.shape),
+        };
         truncate(out, self.limit)
+    }
+}
+
+fn render_fresh(raw: &[u8], shape: &MessageShape) -> String {
+    super::genai_fast::render(raw, shape).unwrap_or_else(|| render_messages(raw, shape))
+}
+
+/// A tiny per-thread cache of recent renderings (bounded: a few entries of
+/// small inputs), keyed by shape and the exact captured bytes.
+mod recent {
+    use super::MessageShape;
+    use std::cell::RefCell;
+
+    const ENTRIES: usize = 8;
+    const MAX_INPUT: usize = 16 * 1024;
+
+    thread_local! {
+        static RECENT: RefCell<Vec<(bool, Vec<u8>, String)>> = const { RefCell::new(Vec::new()) };
+    }
+
+    pub fn render(
+        raw: &[u8],
+        shape: &MessageShape,
+        fresh: fn(&[u8], &MessageShape) -> String,
+    ) -> String {
+        let tools = matches!(shape, MessageShape::ToolDefinitions);
+        if raw.len() > MAX_INPUT {
+            return fresh(raw, shape);
+        }
+        let hit = RECENT.with(|r| {
+            let r = r.borrow();
+            r.iter()
+                .find(|(t, k, _)| *t == tools && k.as_slice() == raw)
+                .map(|(_, _, v)| v.clone())
+        });
+        if let Some(v) = hit {
+            return v;
+        }
+        let v = fresh(raw, shape);
+        RECENT.with(|r| {
+            let mut r = r.borrow_mut();
+            if r.len() >= ENTRIES {
+                r.remove(0);
+            }
+            r.push((tools, raw.to_vec(), v.clone()));
+        });
+        v
     }
 }
 
@@ -48,6 +102,8 @@ pub fn truncate(s: String, limit: Option<usize>) -> String {
     }
 }
 
+/// The reference rendering (through `serde_json::Value`); `genai_fast`
+/// renders the common cases the same, faster.
 pub fn render_messages(raw: &[u8], shape: &MessageShape) -> String {
     // Unparseable input (should not happen: JavaScript made it) is `null`.
     let value: Value = serde_json::from_slice(raw).unwrap_or(Value::Null);
@@ -237,6 +293,30 @@ mod tests {
             json!([{"name":"f","description":"d","parameters":{"type":"OBJECT"},"type":"function"}])
         );
         assert_eq!(tool_definitions(&json!([])), None);
+    }
+
+    #[test]
+    fn cached_renderings_keep_shape_and_limit_apart() {
+        let raw = br#"[{"functionDeclarations":[{"name":"f"}]},"be nice"]"#.to_vec();
+        let d = |shape: MessageShape, limit| DeferredMessages {
+            raw: raw.clone(),
+            shape,
+            limit,
+        };
+        for _ in 0..3 {
+            for shape in [
+                MessageShape::SystemInstructions,
+                MessageShape::ToolDefinitions,
+            ] {
+                let full = render_messages(&raw, &shape);
+                assert_eq!(d(shape.clone(), None).render(), full);
+                assert_eq!(d(shape.clone(), Some(5)).render(), truncate(full, Some(5)));
+            }
+        }
+        assert_ne!(
+            d(MessageShape::SystemInstructions, None).render(),
+            d(MessageShape::ToolDefinitions, None).render()
+        );
     }
 
     #[test]

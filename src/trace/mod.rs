@@ -4,6 +4,7 @@
 pub mod agents;
 pub mod attributes;
 pub mod genai;
+mod genai_fast;
 pub mod ids;
 pub mod inputs;
 pub mod invocation;

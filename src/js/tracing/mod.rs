@@ -125,6 +125,9 @@ pub struct NativeTracer {
     warning: Option<String>,
     /// The sink's id in `registry` (0: nothing to deliver at exit).
     sink_id: u32,
+    /// Sink warnings picked up by `finish`, handed out by `take_warnings`
+    /// (only when no `on_warning` hook delivers them as they come).
+    pending_warnings: Vec<String>,
 }
 
 #[napi]
@@ -171,6 +174,7 @@ impl NativeTracer {
             memory: s.memory,
             warning: s.warning,
             sink_id,
+            pending_warnings: Vec::new(),
         })
     }
 
@@ -386,15 +390,18 @@ impl NativeTracer {
         responses: Option<Vec<String>>,
         responses_only: Option<bool>,
     ) {
-        let function_responses = responses
-            .unwrap_or_default()
-            .chunks_exact(3)
-            .map(|c| FunctionResponse {
-                id: c[0].clone(),
-                name: c[1].clone(),
-                response_json: c[2].clone(),
-            })
-            .collect();
+        // Moved, not cloned: a response JSON can be a big tool result.
+        let mut flat = responses.unwrap_or_default().into_iter();
+        let mut function_responses = Vec::with_capacity(flat.len() / 3);
+        while let (Some(id), Some(name), Some(response_json)) =
+            (flat.next(), flat.next(), flat.next())
+        {
+            function_responses.push(FunctionResponse {
+                id,
+                name,
+                response_json,
+            });
+        }
         self.tracer.on_event(
             &invocation_id,
             EventInfo {
@@ -409,9 +416,16 @@ impl NativeTracer {
         );
     }
 
+    /// Ends an invocation. Returns `2 * open + warned`: how many
+    /// invocations are still open, plus 1 when the sink has warnings for
+    /// `take_warnings`, so the end of a run is one call into Rust.
     #[napi]
-    pub fn finish(&mut self, invocation_id: String, interrupted: bool) {
+    pub fn finish(&mut self, invocation_id: String, interrupted: bool) -> f64 {
         self.tracer.finish(&invocation_id, interrupted);
+        let mut raised = self.tracer.sink().take_warnings();
+        self.pending_warnings.append(&mut raised);
+        let open = self.tracer.open_count() as f64;
+        open * 2.0 + f64::from(u8::from(!self.pending_warnings.is_empty()))
     }
 
     #[napi]
@@ -435,8 +449,9 @@ impl NativeTracer {
     /// Warnings the sink raised since the last call (the OTLP exporter's
     /// come from its own thread); `None` when there are none, the usual case.
     #[napi]
-    pub fn take_warnings(&self) -> Option<Vec<String>> {
-        let warnings = self.tracer.sink().take_warnings();
+    pub fn take_warnings(&mut self) -> Option<Vec<String>> {
+        let mut warnings = std::mem::take(&mut self.pending_warnings);
+        warnings.append(&mut self.tracer.sink().take_warnings());
         (!warnings.is_empty()).then_some(warnings)
     }
 

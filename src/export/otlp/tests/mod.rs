@@ -3,6 +3,7 @@
 mod collector;
 mod delivery;
 mod encoding;
+mod figures;
 
 use super::OtlpSink;
 use crate::export::config::OtlpConfig;
