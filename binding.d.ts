@@ -24,10 +24,10 @@ export declare class NativeTracer {
   afterAgent(invocationId: string, agent?: string | undefined | null): void
   beforeModel(invocationId: string, agent?: string | undefined | null, model?: string | undefined | null, configJson?: string | undefined | null, toolsJson?: string | undefined | null, systemJson?: string | undefined | null, contentsJson?: string | undefined | null): void
   /**
-   * `usage`: prompt, candidates, total, thoughts, cached token counts
-   * (NaN when absent).
+   * The prompt, candidates, total, thoughts and cached token counts are
+   * NaN when absent: five numbers cost less to pass than an array.
    */
-  afterModel(invocationId: string, agent: string | undefined | null, partial: boolean, finishReason?: string | undefined | null, usage?: Array<number> | undefined | null, errorCode?: string | undefined | null, errorMessage?: string | undefined | null, contentJson?: string | undefined | null): void
+  afterModel(invocationId: string, agent: string | undefined | null, partial: boolean, finishReason: string | undefined | null, promptTokens: number, candidatesTokens: number, totalTokens: number, thoughtsTokens: number, cachedTokens: number, errorCode?: string | undefined | null, errorMessage?: string | undefined | null, contentJson?: string | undefined | null): void
   modelError(invocationId: string, agent: string | undefined | null, errorType: string, message: string): void
   beforeTool(invocationId: string, agent: string | undefined | null, tool: string, callId?: string | undefined | null, argsJson?: string | undefined | null): void
   afterTool(invocationId: string, agent: string | undefined | null, tool: string, callId?: string | undefined | null): void

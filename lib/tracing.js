@@ -239,16 +239,11 @@ function toolsJson(config) {
   return undefined
 }
 
-const USAGE_KEYS = ['promptTokenCount', 'candidatesTokenCount', 'totalTokenCount', 'thoughtsTokenCount', 'cachedContentTokenCount']
+const NO_USAGE = Object.freeze({})
 
-function usageOf(usage) {
-  if (usage === null || typeof usage !== 'object') return undefined
-  const out = new Array(5)
-  for (let i = 0; i < 5; i++) {
-    const v = usage[USAGE_KEYS[i]]
-    out[i] = typeof v === 'number' ? v : NaN
-  }
-  return out
+/** A token count for the native tracer (NaN when absent). */
+function count(v) {
+  return typeof v === 'number' ? v : NaN
 }
 
 const RETRY_RESPONSE_TYPE = 'ERROR_HANDLED_BY_REFLECT_AND_RETRY_PLUGIN'
@@ -480,12 +475,18 @@ class TracingPlugin {
       const partial = response.partial === true
       if (partial) return PASS
       const content = response.content
+      let usage = response.usageMetadata
+      if (usage === null || typeof usage !== 'object') usage = NO_USAGE
       this._native.afterModel(
         id,
         agentNameOf(ctx),
         false,
         str(response.finishReason),
-        usageOf(response.usageMetadata),
+        count(usage.promptTokenCount),
+        count(usage.candidatesTokenCount),
+        count(usage.totalTokenCount),
+        count(usage.thoughtsTokenCount),
+        count(usage.cachedContentTokenCount),
         response.errorCode == null ? undefined : String(response.errorCode),
         response.errorMessage == null ? undefined : String(response.errorMessage),
         this._capture && content != null ? safeJson(content) : undefined,

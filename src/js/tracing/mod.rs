@@ -295,8 +295,8 @@ impl NativeTracer {
         Ok(())
     }
 
-    /// `usage`: prompt, candidates, total, thoughts, cached token counts
-    /// (NaN when absent).
+    /// The prompt, candidates, total, thoughts and cached token counts are
+    /// NaN when absent: five numbers cost less to pass than an array.
     #[allow(clippy::too_many_arguments)]
     #[napi]
     pub fn after_model(
@@ -305,17 +305,23 @@ impl NativeTracer {
         agent: Option<JsString<'_>>,
         partial: bool,
         finish_reason: Option<JsString<'_>>,
-        usage: Option<Vec<f64>>,
+        prompt_tokens: f64,
+        candidates_tokens: f64,
+        total_tokens: f64,
+        thoughts_tokens: f64,
+        cached_tokens: f64,
         error_code: Option<JsString<'_>>,
         error_message: Option<JsString<'_>>,
         content_json: Option<JsString<'_>>,
     ) -> Result<()> {
-        let mut counts = [None; 5];
-        for (slot, v) in counts.iter_mut().zip(usage.unwrap_or_default()) {
-            if v.is_finite() {
-                *slot = Some(v as i64);
-            }
-        }
+        let counts = [
+            prompt_tokens,
+            candidates_tokens,
+            total_tokens,
+            thoughts_tokens,
+            cached_tokens,
+        ]
+        .map(|v| v.is_finite().then_some(v as i64));
         self.tracer.after_model(
             &owned(&invocation_id)?,
             opt(&agent)?.as_deref(),
