@@ -14,10 +14,16 @@ export declare class NativeTracer {
   get droppedSpanCount(): number
   get stopped(): boolean
   /**
-   * `agents`: the root agent's tree as flat 5-tuples
+   * Remembers an agent tree (flat 5-tuples as in `start_invocation`);
+   * returns its handle, or 0 when the tracer holds `MAX_TREES` already.
+   */
+  registerTree(agents?: Array<string> | undefined | null): number
+  /**
+   * `tree`: a handle of `register_tree` (0: none); else `agents`: the
+   * root agent's tree as flat 5-tuples
    * (name, parent, description, model, sequential ? '1' : '').
    */
-  startInvocation(invocationId: string, sessionId: string | undefined | null, appName: string | undefined | null, userId: string | undefined | null, rootName: string | undefined | null, rootDescription: string | undefined | null, agents: Array<string> | undefined | null, userContentJson: string | undefined | null, capture: boolean, vertex: boolean): void
+  startInvocation(invocationId: string, sessionId: string | undefined | null, appName: string | undefined | null, userId: string | undefined | null, rootName: string | undefined | null, rootDescription: string | undefined | null, tree: number, agents: Array<string> | undefined | null, userContentJson: string | undefined | null, capture: boolean, vertex: boolean): void
   /** Agents of a tree learnt after the run started (Workflow roots). */
   addAgents(invocationId: string, agents?: Array<string> | undefined | null): void
   beforeAgent(invocationId: string, agent?: string | undefined | null): void

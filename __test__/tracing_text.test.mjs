@@ -11,7 +11,7 @@ const { NativeTracer } = require('../binding.js')
 
 function toolSpan(toolName, argsJson) {
   const t = new NativeTracer({ exporter: 'memory' }, () => {})
-  t.startInvocation('inv', 'sess', 'app', 'user', 'agent', undefined, ['agent', '', '', '', ''], undefined, true, false)
+  t.startInvocation('inv', 'sess', 'app', 'user', 'agent', undefined, 0, ['agent', '', '', '', ''], undefined, true, false)
   t.beforeTool('inv', 'agent', toolName, 'call-1', argsJson)
   t.afterTool('inv', 'agent', toolName, 'call-1')
   t.finish('inv', false)
@@ -35,6 +35,22 @@ test('string arguments arrive unchanged, short and long, ASCII or not', () => {
   }
 })
 
+test('a registered agent tree stands for the flat one at the start of a run', () => {
+  const t = new NativeTracer({ exporter: 'memory' }, () => {})
+  const handle = t.registerTree(['root', '', 'the root', '', '', 'child', 'root', 'a child', 'm', ''])
+  assert.ok(handle > 0)
+  t.startInvocation('inv', 'sess', 'app', 'user', 'root', 'the root', handle, undefined, undefined, true, false)
+  t.beforeTool('inv', 'child', 'tool', 'c1', '{}')
+  t.afterTool('inv', 'child', 'tool', 'c1')
+  t.finish('inv', false)
+  const spans = JSON.parse(t.finishedSpansJson())
+  const child = spans.find((s) => s.name === 'invoke_agent child')
+  assert.ok(child, spans.map((s) => s.name).join(', '))
+  assert.equal(child.attributes['gen_ai.agent.description'], 'a child')
+  const parent = spans.find((s) => s.spanId === child.parentSpanId)
+  assert.equal(parent?.name, 'invoke_agent root', 'the child hangs under its parent')
+})
+
 test('a lone surrogate becomes U+FFFD', () => {
   const span = toolSpan('t\uD800x', '{}')
   assert.equal(span.attributes['gen_ai.tool.name'], 't\uFFFDx')
@@ -43,7 +59,7 @@ test('a lone surrogate becomes U+FFFD', () => {
 test('a non-string where a string is required throws, and the tracer goes on', () => {
   const t = new NativeTracer({ exporter: 'memory' }, () => {})
   assert.throws(() => t.beforeAgent(42, 'agent'))
-  t.startInvocation('inv', undefined, undefined, undefined, 'agent', undefined, undefined, undefined, true, false)
+  t.startInvocation('inv', undefined, undefined, undefined, 'agent', undefined, 0, undefined, undefined, true, false)
   assert.equal(t.openInvocationCount, 1)
   assert.equal(t.finish('inv', false), 0)
 })

@@ -302,6 +302,8 @@ class TracingPlugin {
     this._lastStart = undefined
     this._lastUserContent = undefined
     this._treeless = new Set()
+    // Root agent -> handle of its tree in the native tracer (sent once).
+    this._trees = new WeakMap()
     this._maxOpen = options.maxOpenInvocations ?? 10000
     const warning = native.warning
     if (warning) warnOnce('NO_EXPORTER', warning)
@@ -333,6 +335,7 @@ class TracingPlugin {
     const agent = ic.agent
     const root = rootOf(agent)
     if (root === undefined) this._noteTreeless(id)
+    const tree = this._treeHandle(root)
     const session = ic.session
     this._native.startInvocation(
       id,
@@ -341,7 +344,8 @@ class TracingPlugin {
       str(session?.userId),
       str(root?.name),
       str(root?.description),
-      flattenAgentTree(root),
+      tree,
+      tree === 0 ? flattenAgentTree(root) : undefined,
       capture && userContent != null ? safeJson(userContent) : undefined,
       capture,
       envVertex(),
@@ -582,6 +586,17 @@ class TracingPlugin {
     if (this._treeless.size === 0 || !this._treeless.has(id)) return
     const root = rootOf(ctx?.invocationContext?.agent)
     if (root !== undefined) this._native.addAgents(id, flattenAgentTree(root))
+  }
+
+  /** The native handle of `root`'s flattened tree (0: pass it whole). */
+  _treeHandle(root) {
+    if (root === undefined || root === null || typeof root !== 'object') return 0
+    let handle = this._trees.get(root)
+    if (handle === undefined) {
+      handle = this._native.registerTree(flattenAgentTree(root))
+      this._trees.set(root, handle)
+    }
+    return handle
   }
 
   _forget(id) {

@@ -126,7 +126,14 @@ pub struct NativeTracer {
     /// Sink warnings picked up by `finish`, handed out by `take_warnings`
     /// (only when no `on_warning` hook delivers them as they come).
     pending_warnings: Vec<String>,
+    /// Agent trees sent once by `register_tree` (handle = index + 1), so a
+    /// run's start does not convert the whole tree again. Bounded by
+    /// `MAX_TREES`; lib/tracing.js passes the flat tree when none is free.
+    trees: Vec<Vec<AgentInfo>>,
 }
+
+/// How many agent trees one tracer remembers (one per root agent object).
+const MAX_TREES: usize = 64;
 
 #[napi]
 impl NativeTracer {
@@ -173,6 +180,7 @@ impl NativeTracer {
             warning: s.warning,
             sink_id,
             pending_warnings: Vec::new(),
+            trees: Vec::new(),
         })
     }
 
@@ -197,7 +205,19 @@ impl NativeTracer {
         self.tracer.is_stopped()
     }
 
-    /// `agents`: the root agent's tree as flat 5-tuples
+    /// Remembers an agent tree (flat 5-tuples as in `start_invocation`);
+    /// returns its handle, or 0 when the tracer holds `MAX_TREES` already.
+    #[napi]
+    pub fn register_tree(&mut self, agents: Option<Vec<String>>) -> u32 {
+        if self.trees.len() >= MAX_TREES {
+            return 0;
+        }
+        self.trees.push(agent_list(agents));
+        self.trees.len() as u32
+    }
+
+    /// `tree`: a handle of `register_tree` (0: none); else `agents`: the
+    /// root agent's tree as flat 5-tuples
     /// (name, parent, description, model, sequential ? '1' : '').
     #[allow(clippy::too_many_arguments)]
     #[napi]
@@ -209,12 +229,19 @@ impl NativeTracer {
         user_id: Option<JsString<'_>>,
         root_name: Option<JsString<'_>>,
         root_description: Option<JsString<'_>>,
+        tree: u32,
         agents: Option<Vec<String>>,
         user_content_json: Option<JsString<'_>>,
         capture: bool,
         vertex: bool,
     ) -> Result<()> {
-        let agents = agent_list(agents);
+        let agents = match (tree as usize)
+            .checked_sub(1)
+            .and_then(|i| self.trees.get(i))
+        {
+            Some(known) => known.clone(),
+            None => agent_list(agents),
+        };
         self.tracer.start(RunStart {
             invocation_id: owned(&invocation_id)?,
             session_id: opt(&session_id)?,
