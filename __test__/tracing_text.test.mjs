@@ -21,8 +21,9 @@ function toolSpan(toolName, argsJson) {
 
 test('string arguments arrive unchanged, short and long, ASCII or not', () => {
   const pieces = ['a', 'é', '中', '😀']
-  // 4096 bytes of stack hold up to 1365 UTF-16 units: cover both sides.
-  for (const units of [0, 1, 40, 1364, 1365, 1366, 5000]) {
+  // 4096 bytes of stack hold up to 1365 UTF-16 units, the 256 KiB
+  // per-thread buffer up to 87381: cover both sides of each.
+  for (const units of [0, 1, 40, 1364, 1365, 1366, 5000, 87381, 87382]) {
     for (const p of pieces) {
       const text = p.repeat(Math.ceil(units / p.length)).slice(0, units || 0)
       const name = `tool_${p}_${units}`
