@@ -450,19 +450,17 @@ impl NativeTracer {
         error_code: Option<JsString<'_>>,
         error_message: Option<JsString<'_>>,
         content_json: Option<JsString<'_>>,
-        responses: Option<Vec<String>>,
+        responses: Option<Vec<JsString<'_>>>,
         responses_only: Option<bool>,
     ) -> Result<()> {
-        // Moved, not cloned: a response JSON can be a big tool result.
-        let mut flat = responses.unwrap_or_default().into_iter();
+        // Read once each (text.rs): a response JSON can be a big tool result.
+        let flat = responses.unwrap_or_default();
         let mut function_responses = Vec::with_capacity(flat.len() / 3);
-        while let (Some(id), Some(name), Some(response_json)) =
-            (flat.next(), flat.next(), flat.next())
-        {
+        for triple in flat.chunks_exact(3) {
             function_responses.push(FunctionResponse {
-                id,
-                name,
-                response_json,
+                id: owned(&triple[0])?,
+                name: owned(&triple[1])?,
+                response_json: owned(&triple[2])?,
             });
         }
         self.tracer.on_event(
