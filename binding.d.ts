@@ -14,20 +14,26 @@ export declare class NativeTracer {
   get droppedSpanCount(): number
   get stopped(): boolean
   /**
-   * `agents`: the root agent's tree as flat 5-tuples
+   * Remembers an agent tree (flat 5-tuples as in `start_invocation`);
+   * returns its handle, or 0 when the tracer holds `MAX_TREES` already.
+   */
+  registerTree(agents?: Array<string> | undefined | null): number
+  /**
+   * `tree`: a handle of `register_tree` (0: none); else `agents`: the
+   * root agent's tree as flat 5-tuples
    * (name, parent, description, model, sequential ? '1' : '').
    */
-  startInvocation(invocationId: string, sessionId: string | undefined | null, appName: string | undefined | null, userId: string | undefined | null, rootName: string | undefined | null, rootDescription: string | undefined | null, agents: Array<string> | undefined | null, userContentJson: string | undefined | null, capture: boolean, vertex: boolean): void
+  startInvocation(invocationId: string, sessionId: string | undefined | null, appName: string | undefined | null, userId: string | undefined | null, rootName: string | undefined | null, rootDescription: string | undefined | null, tree: number, agents: Array<string> | undefined | null, userContentJson: string | undefined | null, capture: boolean, vertex: boolean): void
   /** Agents of a tree learnt after the run started (Workflow roots). */
   addAgents(invocationId: string, agents?: Array<string> | undefined | null): void
   beforeAgent(invocationId: string, agent?: string | undefined | null): void
   afterAgent(invocationId: string, agent?: string | undefined | null): void
   beforeModel(invocationId: string, agent?: string | undefined | null, model?: string | undefined | null, configJson?: string | undefined | null, toolsJson?: string | undefined | null, systemJson?: string | undefined | null, contentsJson?: string | undefined | null): void
   /**
-   * `usage`: prompt, candidates, total, thoughts, cached token counts
-   * (NaN when absent).
+   * The prompt, candidates, total, thoughts and cached token counts are
+   * NaN when absent: five numbers cost less to pass than an array.
    */
-  afterModel(invocationId: string, agent: string | undefined | null, partial: boolean, finishReason?: string | undefined | null, usage?: Array<number> | undefined | null, errorCode?: string | undefined | null, errorMessage?: string | undefined | null, contentJson?: string | undefined | null): void
+  afterModel(invocationId: string, agent: string | undefined | null, partial: boolean, finishReason: string | undefined | null, promptTokens: number, candidatesTokens: number, totalTokens: number, thoughtsTokens: number, cachedTokens: number, errorCode?: string | undefined | null, errorMessage?: string | undefined | null, contentJson?: string | undefined | null): void
   modelError(invocationId: string, agent: string | undefined | null, errorType: string, message: string): void
   beforeTool(invocationId: string, agent: string | undefined | null, tool: string, callId?: string | undefined | null, argsJson?: string | undefined | null): void
   afterTool(invocationId: string, agent: string | undefined | null, tool: string, callId?: string | undefined | null): void

@@ -239,16 +239,11 @@ function toolsJson(config) {
   return undefined
 }
 
-const USAGE_KEYS = ['promptTokenCount', 'candidatesTokenCount', 'totalTokenCount', 'thoughtsTokenCount', 'cachedContentTokenCount']
+const NO_USAGE = Object.freeze({})
 
-function usageOf(usage) {
-  if (usage === null || typeof usage !== 'object') return undefined
-  const out = new Array(5)
-  for (let i = 0; i < 5; i++) {
-    const v = usage[USAGE_KEYS[i]]
-    out[i] = typeof v === 'number' ? v : NaN
-  }
-  return out
+/** A token count for the native tracer (NaN when absent). */
+function count(v) {
+  return typeof v === 'number' ? v : NaN
 }
 
 const RETRY_RESPONSE_TYPE = 'ERROR_HANDLED_BY_REFLECT_AND_RETRY_PLUGIN'
@@ -307,6 +302,8 @@ class TracingPlugin {
     this._lastStart = undefined
     this._lastUserContent = undefined
     this._treeless = new Set()
+    // Root agent -> handle of its tree in the native tracer (sent once).
+    this._trees = new WeakMap()
     this._maxOpen = options.maxOpenInvocations ?? 10000
     const warning = native.warning
     if (warning) warnOnce('NO_EXPORTER', warning)
@@ -338,6 +335,7 @@ class TracingPlugin {
     const agent = ic.agent
     const root = rootOf(agent)
     if (root === undefined) this._noteTreeless(id)
+    const tree = this._treeHandle(root)
     const session = ic.session
     this._native.startInvocation(
       id,
@@ -346,7 +344,8 @@ class TracingPlugin {
       str(session?.userId),
       str(root?.name),
       str(root?.description),
-      flattenAgentTree(root),
+      tree,
+      tree === 0 ? flattenAgentTree(root) : undefined,
       capture && userContent != null ? safeJson(userContent) : undefined,
       capture,
       envVertex(),
@@ -480,12 +479,18 @@ class TracingPlugin {
       const partial = response.partial === true
       if (partial) return PASS
       const content = response.content
+      let usage = response.usageMetadata
+      if (usage === null || typeof usage !== 'object') usage = NO_USAGE
       this._native.afterModel(
         id,
         agentNameOf(ctx),
         false,
         str(response.finishReason),
-        usageOf(response.usageMetadata),
+        count(usage.promptTokenCount),
+        count(usage.candidatesTokenCount),
+        count(usage.totalTokenCount),
+        count(usage.thoughtsTokenCount),
+        count(usage.cachedContentTokenCount),
         response.errorCode == null ? undefined : String(response.errorCode),
         response.errorMessage == null ? undefined : String(response.errorMessage),
         this._capture && content != null ? safeJson(content) : undefined,
@@ -581,6 +586,17 @@ class TracingPlugin {
     if (this._treeless.size === 0 || !this._treeless.has(id)) return
     const root = rootOf(ctx?.invocationContext?.agent)
     if (root !== undefined) this._native.addAgents(id, flattenAgentTree(root))
+  }
+
+  /** The native handle of `root`'s flattened tree (0: pass it whole). */
+  _treeHandle(root) {
+    if (root === undefined || root === null || typeof root !== 'object') return 0
+    let handle = this._trees.get(root)
+    if (handle === undefined) {
+      handle = this._native.registerTree(flattenAgentTree(root))
+      this._trees.set(root, handle)
+    }
+    return handle
   }
 
   _forget(id) {

@@ -6,6 +6,7 @@ mod finished;
 mod registry;
 mod sinks;
 mod tasks;
+mod text;
 
 use crate::export::config::{resolve, BatchOptions, ConfigError, ExportOptions, WeaveOptions};
 use crate::export::memory::MemorySink;
@@ -15,10 +16,11 @@ use crate::trace::model::{
 };
 use napi::bindgen_prelude::Function;
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
-use napi::{Error, Result, Status};
+use napi::{Error, JsString, Result, Status};
 use napi_derive::napi;
 use std::sync::Arc;
 use std::time::Duration;
+use text::{opt, owned};
 
 #[napi(object)]
 pub struct NativeWeaveOptions {
@@ -114,10 +116,6 @@ fn agent_list(flat: Option<Vec<String>>) -> Vec<AgentInfo> {
         .collect()
 }
 
-fn opt_str(s: &Option<String>) -> Option<&str> {
-    s.as_deref()
-}
-
 #[napi]
 pub struct NativeTracer {
     tracer: Tracer,
@@ -128,7 +126,14 @@ pub struct NativeTracer {
     /// Sink warnings picked up by `finish`, handed out by `take_warnings`
     /// (only when no `on_warning` hook delivers them as they come).
     pending_warnings: Vec<String>,
+    /// Agent trees sent once by `register_tree` (handle = index + 1), so a
+    /// run's start does not convert the whole tree again. Bounded by
+    /// `MAX_TREES`; lib/tracing.js passes the flat tree when none is free.
+    trees: Vec<Vec<AgentInfo>>,
 }
+
+/// How many agent trees one tracer remembers (one per root agent object).
+const MAX_TREES: usize = 64;
 
 #[napi]
 impl NativeTracer {
@@ -175,6 +180,7 @@ impl NativeTracer {
             warning: s.warning,
             sink_id,
             pending_warnings: Vec::new(),
+            trees: Vec::new(),
         })
     }
 
@@ -199,180 +205,237 @@ impl NativeTracer {
         self.tracer.is_stopped()
     }
 
-    /// `agents`: the root agent's tree as flat 5-tuples
+    /// Remembers an agent tree (flat 5-tuples as in `start_invocation`);
+    /// returns its handle, or 0 when the tracer holds `MAX_TREES` already.
+    #[napi]
+    pub fn register_tree(&mut self, agents: Option<Vec<String>>) -> u32 {
+        if self.trees.len() >= MAX_TREES {
+            return 0;
+        }
+        self.trees.push(agent_list(agents));
+        self.trees.len() as u32
+    }
+
+    /// `tree`: a handle of `register_tree` (0: none); else `agents`: the
+    /// root agent's tree as flat 5-tuples
     /// (name, parent, description, model, sequential ? '1' : '').
     #[allow(clippy::too_many_arguments)]
     #[napi]
     pub fn start_invocation(
         &mut self,
-        invocation_id: String,
-        session_id: Option<String>,
-        app_name: Option<String>,
-        user_id: Option<String>,
-        root_name: Option<String>,
-        root_description: Option<String>,
+        invocation_id: JsString<'_>,
+        session_id: Option<JsString<'_>>,
+        app_name: Option<JsString<'_>>,
+        user_id: Option<JsString<'_>>,
+        root_name: Option<JsString<'_>>,
+        root_description: Option<JsString<'_>>,
+        tree: u32,
         agents: Option<Vec<String>>,
-        user_content_json: Option<String>,
+        user_content_json: Option<JsString<'_>>,
         capture: bool,
         vertex: bool,
-    ) {
-        let agents = agent_list(agents);
+    ) -> Result<()> {
+        let agents = match (tree as usize)
+            .checked_sub(1)
+            .and_then(|i| self.trees.get(i))
+        {
+            Some(known) => known.clone(),
+            None => agent_list(agents),
+        };
         self.tracer.start(RunStart {
-            invocation_id,
-            session_id,
-            app_name,
-            user_id,
-            root_name,
-            root_description,
+            invocation_id: owned(&invocation_id)?,
+            session_id: opt(&session_id)?,
+            app_name: opt(&app_name)?,
+            user_id: opt(&user_id)?,
+            root_name: opt(&root_name)?,
+            root_description: opt(&root_description)?,
             agents,
-            user_content: user_content_json,
+            user_content: opt(&user_content_json)?,
             settings: RunSettings {
                 capture,
                 vertex,
                 value_limit: value_limit(),
             },
         });
+        Ok(())
     }
 
     /// Agents of a tree learnt after the run started (Workflow roots).
     #[napi]
-    pub fn add_agents(&mut self, invocation_id: String, agents: Option<Vec<String>>) {
-        self.tracer.add_agents(&invocation_id, agent_list(agents));
+    pub fn add_agents(
+        &mut self,
+        invocation_id: JsString<'_>,
+        agents: Option<Vec<String>>,
+    ) -> Result<()> {
+        self.tracer
+            .add_agents(&owned(&invocation_id)?, agent_list(agents));
+        Ok(())
     }
 
     #[napi]
-    pub fn before_agent(&mut self, invocation_id: String, agent: Option<String>) {
-        self.tracer.before_agent(&invocation_id, opt_str(&agent));
+    pub fn before_agent(
+        &mut self,
+        invocation_id: JsString<'_>,
+        agent: Option<JsString<'_>>,
+    ) -> Result<()> {
+        self.tracer
+            .before_agent(&owned(&invocation_id)?, opt(&agent)?.as_deref());
+        Ok(())
     }
 
     #[napi]
-    pub fn after_agent(&mut self, invocation_id: String, agent: Option<String>) {
-        self.tracer.after_agent(&invocation_id, opt_str(&agent));
+    pub fn after_agent(
+        &mut self,
+        invocation_id: JsString<'_>,
+        agent: Option<JsString<'_>>,
+    ) -> Result<()> {
+        self.tracer
+            .after_agent(&owned(&invocation_id)?, opt(&agent)?.as_deref());
+        Ok(())
     }
 
     #[allow(clippy::too_many_arguments)]
     #[napi]
     pub fn before_model(
         &mut self,
-        invocation_id: String,
-        agent: Option<String>,
-        model: Option<String>,
-        config_json: Option<String>,
-        tools_json: Option<String>,
-        system_json: Option<String>,
-        contents_json: Option<String>,
-    ) {
-        // napi-rs's own String read measured faster than a one-pass read
-        // into a 3-bytes-per-unit buffer (0.3 vs 0.7 ms per MB).
-        let contents_json = contents_json.map(String::into_bytes);
+        invocation_id: JsString<'_>,
+        agent: Option<JsString<'_>>,
+        model: Option<JsString<'_>>,
+        config_json: Option<JsString<'_>>,
+        tools_json: Option<JsString<'_>>,
+        system_json: Option<JsString<'_>>,
+        contents_json: Option<JsString<'_>>,
+    ) -> Result<()> {
+        // Big contents go through napi-rs's own String read (see text.rs).
+        let contents_json = opt(&contents_json)?.map(String::into_bytes);
         self.tracer.before_model(
-            &invocation_id,
-            opt_str(&agent),
+            &owned(&invocation_id)?,
+            opt(&agent)?.as_deref(),
             ModelRequest {
-                model,
-                config_json,
-                tools_json,
-                system_json,
+                model: opt(&model)?,
+                config_json: opt(&config_json)?,
+                tools_json: opt(&tools_json)?,
+                system_json: opt(&system_json)?,
                 contents_json,
             },
         );
+        Ok(())
     }
 
-    /// `usage`: prompt, candidates, total, thoughts, cached token counts
-    /// (NaN when absent).
+    /// The prompt, candidates, total, thoughts and cached token counts are
+    /// NaN when absent: five numbers cost less to pass than an array.
     #[allow(clippy::too_many_arguments)]
     #[napi]
     pub fn after_model(
         &mut self,
-        invocation_id: String,
-        agent: Option<String>,
+        invocation_id: JsString<'_>,
+        agent: Option<JsString<'_>>,
         partial: bool,
-        finish_reason: Option<String>,
-        usage: Option<Vec<f64>>,
-        error_code: Option<String>,
-        error_message: Option<String>,
-        content_json: Option<String>,
-    ) {
-        let mut counts = [None; 5];
-        for (slot, v) in counts.iter_mut().zip(usage.unwrap_or_default()) {
-            if v.is_finite() {
-                *slot = Some(v as i64);
-            }
-        }
+        finish_reason: Option<JsString<'_>>,
+        prompt_tokens: f64,
+        candidates_tokens: f64,
+        total_tokens: f64,
+        thoughts_tokens: f64,
+        cached_tokens: f64,
+        error_code: Option<JsString<'_>>,
+        error_message: Option<JsString<'_>>,
+        content_json: Option<JsString<'_>>,
+    ) -> Result<()> {
+        let counts = [
+            prompt_tokens,
+            candidates_tokens,
+            total_tokens,
+            thoughts_tokens,
+            cached_tokens,
+        ]
+        .map(|v| v.is_finite().then_some(v as i64));
         self.tracer.after_model(
-            &invocation_id,
-            opt_str(&agent),
+            &owned(&invocation_id)?,
+            opt(&agent)?.as_deref(),
             ModelResponse {
                 partial,
-                finish_reason,
+                finish_reason: opt(&finish_reason)?,
                 usage: counts,
-                error_code,
-                error_message,
-                content_json,
+                error_code: opt(&error_code)?,
+                error_message: opt(&error_message)?,
+                content_json: opt(&content_json)?,
             },
         );
+        Ok(())
     }
 
     #[napi]
     pub fn model_error(
         &mut self,
-        invocation_id: String,
-        agent: Option<String>,
-        error_type: String,
-        message: String,
-    ) {
-        self.tracer
-            .model_error(&invocation_id, opt_str(&agent), &error_type, &message);
+        invocation_id: JsString<'_>,
+        agent: Option<JsString<'_>>,
+        error_type: JsString<'_>,
+        message: JsString<'_>,
+    ) -> Result<()> {
+        self.tracer.model_error(
+            &owned(&invocation_id)?,
+            opt(&agent)?.as_deref(),
+            &owned(&error_type)?,
+            &owned(&message)?,
+        );
+        Ok(())
     }
 
     #[napi]
     pub fn before_tool(
         &mut self,
-        invocation_id: String,
-        agent: Option<String>,
-        tool: String,
-        call_id: Option<String>,
-        args_json: Option<String>,
-    ) {
+        invocation_id: JsString<'_>,
+        agent: Option<JsString<'_>>,
+        tool: JsString<'_>,
+        call_id: Option<JsString<'_>>,
+        args_json: Option<JsString<'_>>,
+    ) -> Result<()> {
         self.tracer.before_tool(
-            &invocation_id,
-            opt_str(&agent),
-            &tool,
-            opt_str(&call_id),
-            args_json,
+            &owned(&invocation_id)?,
+            opt(&agent)?.as_deref(),
+            &owned(&tool)?,
+            opt(&call_id)?.as_deref(),
+            opt(&args_json)?,
         );
+        Ok(())
     }
 
     #[napi]
     pub fn after_tool(
         &mut self,
-        invocation_id: String,
-        agent: Option<String>,
-        tool: String,
-        call_id: Option<String>,
-    ) {
-        self.tracer
-            .after_tool(&invocation_id, opt_str(&agent), &tool, opt_str(&call_id));
+        invocation_id: JsString<'_>,
+        agent: Option<JsString<'_>>,
+        tool: JsString<'_>,
+        call_id: Option<JsString<'_>>,
+    ) -> Result<()> {
+        self.tracer.after_tool(
+            &owned(&invocation_id)?,
+            opt(&agent)?.as_deref(),
+            &owned(&tool)?,
+            opt(&call_id)?.as_deref(),
+        );
+        Ok(())
     }
 
     #[napi]
     pub fn tool_error(
         &mut self,
-        invocation_id: String,
-        agent: Option<String>,
-        tool: String,
-        call_id: Option<String>,
-        error_type: String,
-        message: String,
-    ) {
+        invocation_id: JsString<'_>,
+        agent: Option<JsString<'_>>,
+        tool: JsString<'_>,
+        call_id: Option<JsString<'_>>,
+        error_type: JsString<'_>,
+        message: JsString<'_>,
+    ) -> Result<()> {
         self.tracer.tool_error(
-            &invocation_id,
-            opt_str(&agent),
-            &tool,
-            opt_str(&call_id),
-            &error_type,
-            &message,
+            &owned(&invocation_id)?,
+            opt(&agent)?.as_deref(),
+            &owned(&tool)?,
+            opt(&call_id)?.as_deref(),
+            &owned(&error_type)?,
+            &owned(&message)?,
         );
+        Ok(())
     }
 
     /// `responses`: flat triples (call id, tool name, response JSON);
@@ -381,51 +444,50 @@ impl NativeTracer {
     #[napi]
     pub fn on_event(
         &mut self,
-        invocation_id: String,
-        author: Option<String>,
+        invocation_id: JsString<'_>,
+        author: Option<JsString<'_>>,
         partial: bool,
-        error_code: Option<String>,
-        error_message: Option<String>,
-        content_json: Option<String>,
-        responses: Option<Vec<String>>,
+        error_code: Option<JsString<'_>>,
+        error_message: Option<JsString<'_>>,
+        content_json: Option<JsString<'_>>,
+        responses: Option<Vec<JsString<'_>>>,
         responses_only: Option<bool>,
-    ) {
-        // Moved, not cloned: a response JSON can be a big tool result.
-        let mut flat = responses.unwrap_or_default().into_iter();
+    ) -> Result<()> {
+        // Read once each (text.rs): a response JSON can be a big tool result.
+        let flat = responses.unwrap_or_default();
         let mut function_responses = Vec::with_capacity(flat.len() / 3);
-        while let (Some(id), Some(name), Some(response_json)) =
-            (flat.next(), flat.next(), flat.next())
-        {
+        for triple in flat.chunks_exact(3) {
             function_responses.push(FunctionResponse {
-                id,
-                name,
-                response_json,
+                id: owned(&triple[0])?,
+                name: owned(&triple[1])?,
+                response_json: owned(&triple[2])?,
             });
         }
         self.tracer.on_event(
-            &invocation_id,
+            &owned(&invocation_id)?,
             EventInfo {
-                author,
+                author: opt(&author)?,
                 partial,
-                error_code,
-                error_message,
-                content_json,
+                error_code: opt(&error_code)?,
+                error_message: opt(&error_message)?,
+                content_json: opt(&content_json)?,
                 function_responses,
                 responses_only: responses_only.unwrap_or(false),
             },
         );
+        Ok(())
     }
 
     /// Ends an invocation. Returns `2 * open + warned`: how many
     /// invocations are still open, plus 1 when the sink has warnings for
     /// `take_warnings`, so the end of a run is one call into Rust.
     #[napi]
-    pub fn finish(&mut self, invocation_id: String, interrupted: bool) -> f64 {
-        self.tracer.finish(&invocation_id, interrupted);
+    pub fn finish(&mut self, invocation_id: JsString<'_>, interrupted: bool) -> Result<f64> {
+        self.tracer.finish(&owned(&invocation_id)?, interrupted);
         let mut raised = self.tracer.sink().take_warnings();
         self.pending_warnings.append(&mut raised);
         let open = self.tracer.open_count() as f64;
-        open * 2.0 + f64::from(u8::from(!self.pending_warnings.is_empty()))
+        Ok(open * 2.0 + f64::from(u8::from(!self.pending_warnings.is_empty())))
     }
 
     #[napi]
