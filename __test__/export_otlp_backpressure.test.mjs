@@ -119,8 +119,7 @@ describe('a slow or hanging collector', { concurrency: true }, () => {
   // Regression: napi-rs keeps an instance borrowed while an AsyncTask of one
   // of its `&mut self` methods is pending; flushes once went through the
   // tracer, so every callback of a concurrent run failed and was not traced.
-  test('a run during a pending forceFlush() (slow collector) is traced and delivered; the getters keep working', {
-  }, async () => {
+  test('a run during a pending forceFlush() (slow collector) is traced and delivered; the getters keep working', async () => {
     const rx = await startReceiver({ fallback: { status: 200, delayMs: 400 } })
     const warnings = recordWarnings()
     try {
@@ -136,7 +135,13 @@ describe('a slow or hanging collector', { concurrency: true }, () => {
       await flushing
       await plugin.forceFlush()
       await settle()
-      assert.deepEqual(warnings.list.filter((w) => String(w.code).startsWith('ADK_TRACING')), [], 'no tracing warnings')
+      // The sibling tests run concurrently and their exporters warn (queue
+      // full, timeouts): only callback failures and this endpoint's own
+      // export warnings belong to this test.
+      const ours = warnings.list.filter(
+        (w) => String(w.code).startsWith('ADK_TRACING') && (w.code !== 'ADK_TRACING_EXPORT' || w.message.includes(rx.endpoint)),
+      )
+      assert.deepEqual(ours, [], 'no tracing warnings')
       assert.equal(rx.spans.length, 10, 'both runs delivered')
       assert.ok(rx.spans.some((s) => s.attributes['gen_ai.agent.id'] === second.invocationId), 'the second run is traced')
       await plugin.shutdown()
