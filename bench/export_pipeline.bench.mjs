@@ -26,8 +26,8 @@
 //      BENCH_QUEUE (maxQueueSize for both plugins; e.g. 2048 to see the defaults' drops).
 import { createRequire } from 'node:module'
 import { existsSync, readFileSync, readdirSync } from 'node:fs'
-import { FunctionTool, InMemoryRunner, LlmAgent } from '@google/adk'
-import { ScriptedLlm, call } from '../__test__/helpers/scripted_llm.mjs'
+import { call } from '../__test__/helpers/scripted_llm.mjs'
+import { weatherRunner } from './helpers/weather_runner.mjs'
 import { OtelJsPipelinePlugin } from './baselines/otel_js_pipeline.mjs'
 import { startReceiverProcess } from './helpers/receiver_client.mjs'
 
@@ -69,21 +69,7 @@ function median(xs) {
 const medianAdded = (v, base, key) => median(v.rounds.map((r, i) => r[key] - base.rounds[i][key]))
 
 function makeVariant(name, plugin) {
-  const llm = new ScriptedLlm([])
-  const lookup = new FunctionTool({
-    name: 'lookup',
-    description: 'Looks up the weather for a city.',
-    parameters: { type: 'OBJECT', properties: { city: { type: 'STRING' } }, required: ['city'] },
-    execute: async ({ city }) => ({ city, weather: 'sunny', celsius: 21 }),
-  })
-  const agent = new LlmAgent({
-    name: 'weather_agent',
-    description: 'Answers weather questions.',
-    model: llm,
-    instruction: 'Answer briefly.',
-    tools: [lookup],
-  })
-  const runner = new InMemoryRunner({ agent, appName: APP, plugins: plugin ? [plugin] : [] })
+  const { llm, runner } = weatherRunner(APP, plugin)
   return { name, plugin, llm, runner, wallNs: 0n, flushNs: 0n, cpuUs: 0, exporterUs: 0, runs: 0, expected: 0, received: 0, duplicates: 0, non2xx: 0, rounds: [] }
 }
 

@@ -15,8 +15,8 @@
 import { createRequire } from 'node:module'
 import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { FunctionTool, InMemoryRunner, LlmAgent } from '@google/adk'
-import { ScriptedLlm, call } from '../__test__/helpers/scripted_llm.mjs'
+import { call } from '../__test__/helpers/scripted_llm.mjs'
+import { weatherRunner } from './helpers/weather_runner.mjs'
 import { startReceiverProcess } from './helpers/receiver_client.mjs'
 
 const require = createRequire(import.meta.url)
@@ -51,15 +51,7 @@ const group = (key) => {
 }
 
 function makeRunner(plugin) {
-  const llm = new ScriptedLlm([])
-  const lookup = new FunctionTool({
-    name: 'lookup',
-    description: 'Looks up the weather for a city.',
-    parameters: { type: 'OBJECT', properties: { city: { type: 'STRING' } }, required: ['city'] },
-    execute: async ({ city }) => ({ city, weather: 'sunny', celsius: 21 }),
-  })
-  const agent = new LlmAgent({ name: 'weather_agent', description: 'Answers weather questions.', model: llm, instruction: 'Answer briefly.', tools: [lookup] })
-  return { plugin, llm, runner: new InMemoryRunner({ agent, appName: APP, plugins: plugin ? [plugin] : [] }) }
+  return { plugin, ...weatherRunner(APP, plugin) }
 }
 
 async function invoke(v, i) {
