@@ -14,7 +14,7 @@ mod style;
 pub use render::{render_trace, ConsoleSpan, TraceNotes, LINE_WIDTH};
 pub use style::color_enabled;
 
-use super::SpanSink;
+use crate::trace::sink::SpanSink;
 use crate::trace::span::SpanData;
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};

@@ -1,7 +1,7 @@
 //! The `memory` exporter: keeps every ended span, in end order, for
 //! `getFinishedSpans()` and tests.
 
-use super::SpanSink;
+use crate::trace::sink::SpanSink;
 use crate::trace::span::SpanData;
 use std::sync::Mutex;
 use std::time::Duration;

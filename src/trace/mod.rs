@@ -10,6 +10,7 @@ pub mod inputs;
 pub mod invocation;
 pub mod model;
 pub mod retry_outcome;
+pub mod sink;
 pub mod span;
 
 #[cfg(test)]

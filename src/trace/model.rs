@@ -8,8 +8,8 @@ use super::genai::MessageShape;
 use super::ids::IdGen;
 pub use super::inputs::*;
 use super::invocation::{AgentInfo, Invocation, OpenSpan, ToolSpan, INTERRUPTED};
+use super::sink::SpanSink;
 use super::span::{AttributeValue, SpanData};
-use crate::export::SpanSink;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 

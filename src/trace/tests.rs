@@ -2,12 +2,35 @@
 
 use super::invocation::{AgentInfo, INTERRUPTED};
 use super::model::*;
+use super::sink::SpanSink;
 use super::span::{AttributeValue, SpanData, StatusCode};
-use crate::export::memory::MemorySink;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-fn tracer() -> (Tracer, Arc<MemorySink>) {
-    let sink = Arc::new(MemorySink::new());
+/// Keeps the ended spans (the exporters live above this module).
+#[derive(Default)]
+struct Recorder(Mutex<Vec<SpanData>>);
+
+impl Recorder {
+    fn spans(&self) -> Vec<SpanData> {
+        self.0.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+}
+
+impl SpanSink for Recorder {
+    fn on_end(&self, span: SpanData) {
+        if let Ok(mut spans) = self.0.lock() {
+            spans.push(span);
+        }
+    }
+    fn force_flush(&self, _timeout: Duration) -> bool {
+        true
+    }
+    fn shutdown(&self, _timeout: Duration) {}
+}
+
+fn tracer() -> (Tracer, Arc<Recorder>) {
+    let sink = Arc::new(Recorder::default());
     (Tracer::new(sink.clone(), 10), sink)
 }
 
@@ -250,7 +273,7 @@ fn sequential_siblings_close_and_unknown_agents_nest_under_tools() {
 
 #[test]
 fn cap_finishes_the_oldest_and_late_callbacks_are_ignored() {
-    let sink = Arc::new(MemorySink::new());
+    let sink = Arc::new(Recorder::default());
     let mut t = Tracer::new(sink.clone(), 2);
     for i in 0..3 {
         start(&mut t, &format!("i{i}"), vec![]);

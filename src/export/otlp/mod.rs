@@ -17,7 +17,7 @@ pub mod proto;
 mod warn;
 
 use super::config::OtlpConfig;
-use super::SpanSink;
+use crate::trace::sink::SpanSink;
 use crate::trace::span::SpanData;
 use batch::{Shared, Worker};
 use std::sync::atomic::Ordering;

@@ -11,7 +11,7 @@
 //! `shutdown()`, or with the process.
 
 use super::tasks::{FlushAllTask, FlushTask};
-use crate::export::SpanSink;
+use crate::trace::sink::SpanSink;
 use napi::bindgen_prelude::AsyncTask;
 use napi_derive::napi;
 use std::sync::{Arc, Mutex, MutexGuard};

@@ -4,7 +4,7 @@ use crate::export::config::{ExporterChoice, WarningHook};
 use crate::export::console::{color_enabled, ConsoleSink};
 use crate::export::memory::MemorySink;
 use crate::export::otlp::OtlpSink;
-use crate::export::SpanSink;
+use crate::trace::sink::SpanSink;
 use crate::trace::span::SpanData;
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! Flush and shutdown waits run on the libuv pool: a real sink may block on
 //! the network (never on a callback's hot path).
 
-use crate::export::SpanSink;
+use crate::trace::sink::SpanSink;
 use napi::{Env, Result, Task};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

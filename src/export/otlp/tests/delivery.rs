@@ -2,7 +2,7 @@
 
 use super::collector::{Collector, Reply};
 use super::*;
-use crate::export::SpanSink;
+use crate::trace::sink::SpanSink;
 use std::net::TcpListener;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};

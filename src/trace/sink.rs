@@ -1,0 +1,31 @@
+//! Where the span model hands every ended span. Implemented by the
+//! exporters (`crate::export`); declared here, beside the model that calls it,
+//! so dependencies point one way.
+
+use super::span::SpanData;
+use std::time::Duration;
+
+/// Receives every ended span. `on_end` runs on the JavaScript thread and must
+/// stay cheap: real work (encoding, I/O) belongs on a sink's own thread.
+pub trait SpanSink: Send + Sync {
+    fn on_end(&self, span: SpanData);
+    /// Blocks (off the JavaScript thread) until every span handed over so far
+    /// was exported and answered, or `timeout` passed. True when all were.
+    fn force_flush(&self, timeout: Duration) -> bool;
+    /// Flushes within `timeout` and stops; later spans are dropped. Idempotent.
+    fn shutdown(&self, timeout: Duration);
+    /// Spans handed over and not yet answered, for sinks that deliver
+    /// asynchronously (the exit path waits for them).
+    fn has_pending(&self) -> bool {
+        false
+    }
+    /// Spans dropped by a full queue or an export that gave up.
+    fn dropped_count(&self) -> u64 {
+        0
+    }
+    /// Warnings the sink raised since the last call, for `process.emitWarning`
+    /// (one per kind of problem; secrets already scrubbed).
+    fn take_warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
