@@ -9,6 +9,7 @@ const steps = [
   ['cargo test', 'cargo', ['test']],
   ['node:test', process.execPath, ['--test', '__test__/']],
   ['typecheck', process.execPath, ['scripts/typecheck.mjs']],
+  ['actionlint', process.execPath, ['scripts/actionlint.mjs']],
 ]
 
 if (!readdirSync('.').some((f) => f.endsWith('.node'))) {
