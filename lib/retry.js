@@ -9,7 +9,7 @@
 // shared pre-resolved PASS promise.
 const { types } = require('node:util')
 const { fillPassThroughCallbacks, PASS } = require('./plugin_shell.js')
-const { retryEngineCreate, retryEngineRelease, retryGuidanceTexts, retryHotCalls } = require('../binding.js')
+const { retryEngineCreate, retryEngineRelease, retryGuidanceTexts, retryHotCalls } = require('./native.js')
 // The per-failure calls: plain N-API callbacks taking one key string.
 const { retryFailure, retryUnknownToolFailure, retrySuccess, retryDropScope } = retryHotCalls()
 const { noteInvocationStarted } = require('./run_guarded.js')

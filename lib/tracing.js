@@ -11,7 +11,7 @@ const {
   sinksPending,
   flushPendingSinks,
   shutdownAllSinksSync,
-} = require('../binding.js')
+} = require('./native.js')
 const { fillPassThroughCallbacks, PASS } = require('./plugin_shell.js')
 const { noteInvocationStarted } = require('./run_guarded.js')
 const { safeJson } = require('./tracing/json.js')
