@@ -78,7 +78,8 @@ export async function startRegistry({ readyTimeoutMs = 60_000 } = {}) {
   const config = {
     storage: join(root, 'storage'),
     auth: { htpasswd: { file: join(root, 'htpasswd'), max_users: 10 } },
-    uplinks: { upstream: { url: upstreamRegistry(), timeout: '60s', maxage: '30m' } },
+    // One slow or failed upstream request must not mark the uplink offline for the rest of the install.
+    uplinks: { upstream: { url: upstreamRegistry(), timeout: '60s', maxage: '30m', max_fails: 20, fail_timeout: '5s' } },
     packages: {
       'adk-native-plugins': ours,
       'adk-native-plugins-*': ours,
