@@ -1,7 +1,7 @@
 // `npm test`: every check the project has, in order, each streamed as it runs.
 // Keeps going after a failure so one run shows everything; exits non-zero if any failed.
 import { spawnSync } from 'node:child_process'
-import { existsSync, readdirSync } from 'node:fs'
+import { needsBuild } from './ensure-built.mjs'
 
 const steps = [
   ['rustfmt', 'cargo', ['fmt', '--check']],
@@ -12,7 +12,7 @@ const steps = [
   ['actionlint', process.execPath, ['scripts/actionlint.mjs']],
 ]
 
-if (!readdirSync('.').some((f) => f.endsWith('.node'))) {
+if (needsBuild()) {
   steps.unshift(['build', 'npm', ['run', 'build']])
 }
 
