@@ -1,8 +1,10 @@
 // Main-thread time per traced tool call: beforeToolCallback +
 // afterToolCallback + onEventCallback of the function response event (the
 // common path, where the event reaches the plugin), awaited, with real ADK
-// Context objects. The tool result is a fresh object per call (made untimed)
-// and, as in ADK, the event's functionResponse.response is that same object.
+// Context objects. The tool result is a fresh object per call, built untimed
+// the way tool code builds one (a structuredClone copy would stringify several
+// times slower), and, as in ADK, the event's functionResponse.response is that
+// same object.
 //
 //   node --expose-gc bench/tracing_tool_call.bench.mjs     (or: npm run bench -- tracing_tool)
 //   BENCH_QUICK=1 ...   fewer calls
@@ -86,7 +88,6 @@ const us = (ns) => (ns / 1e3).toFixed(ns >= 1e5 ? 0 : 2);
 console.log(`node ${process.version}, ${ROUNDS} interleaved rounds, median microseconds per tool call`);
 console.log(['result'.padEnd(10), ...VARIANTS.map((v) => v.label.padStart(22))].join(''));
 for (const size of SIZES) {
-  const template = result(size.bytes, size.bytes);
   const state = [];
   for (const v of VARIANTS) {
     const plugin = v.make();
@@ -97,7 +98,7 @@ for (const size of SIZES) {
     for (let k = 0; k < state.length; k++) {
       const s = state[(round + k) % state.length];
       for (let i = 0; i < perRound; i++) {
-        const response = structuredClone(template);
+        const response = result(size.bytes, size.bytes);
         s.times.push(await toolCall(s.plugin, s.ic, round * perRound + i, response));
       }
       globalThis.gc?.();
