@@ -32,11 +32,18 @@ export declare class NativeTracer {
   /**
    * The prompt, candidates, total, thoughts and cached token counts are
    * NaN when absent: five numbers cost less to pass than an array.
+   * `streamed`: the run streams (SSE), so the call may answer in several
+   * non-partial responses; `has_usage`: a usageMetadata was there, even
+   * one without counts.
    */
-  afterModel(invocationId: string, agent: string | undefined | null, partial: boolean, finishReason: string | undefined | null, promptTokens: number, candidatesTokens: number, totalTokens: number, thoughtsTokens: number, cachedTokens: number, errorCode?: string | undefined | null, errorMessage?: string | undefined | null, contentJson?: string | undefined | null): void
+  afterModel(invocationId: string, agent: string | undefined | null, partial: boolean, finishReason: string | undefined | null, promptTokens: number, candidatesTokens: number, totalTokens: number, thoughtsTokens: number, cachedTokens: number, errorCode?: string | undefined | null, errorMessage?: string | undefined | null, contentJson?: string | undefined | null, streamed?: boolean | undefined | null, hasUsage?: boolean | undefined | null): void
   modelError(invocationId: string, agent: string | undefined | null, errorType: string, message: string): void
   beforeTool(invocationId: string, agent: string | undefined | null, tool: string, callId?: string | undefined | null, argsJson?: string | undefined | null): void
-  afterTool(invocationId: string, agent: string | undefined | null, tool: string, callId?: string | undefined | null): void
+  /**
+   * `result_json`: the result afterToolCallback saw (JSON), kept for
+   * when no function response event reaches this plugin.
+   */
+  afterTool(invocationId: string, agent: string | undefined | null, tool: string, callId?: string | undefined | null, resultJson?: string | undefined | null): void
   toolError(invocationId: string, agent: string | undefined | null, tool: string, callId: string | undefined | null, errorType: string, message: string): void
   /**
    * `responses`: flat triples (call id, tool name, response JSON);

@@ -262,6 +262,26 @@ function responseJson(response, capture) {
   }) ?? '{}'
 }
 
+/** The result afterToolCallback saw, for the span model: nothing for none
+ * (ADK sends no response for a long-running tool's null), else as
+ * responseJson makes a function response (a retry response's fields
+ * only when content is not captured). */
+function seenResultJson(result, capture) {
+  if (result == null) return undefined
+  if (!capture && (typeof result !== 'object' || result.response_type !== RETRY_RESPONSE_TYPE)) return undefined
+  return responseJson(result, capture)
+}
+
+/** Whether the run streams (SSE): a model call may then answer in several
+ * non-partial responses. */
+function streams(ctx) {
+  try {
+    return ctx?.invocationContext?.runConfig?.streamingMode === 'sse'
+  } catch {
+    return false
+  }
+}
+
 /** Flat (id, name, response JSON) triples of an event's function responses. */
 function functionResponsesOf(content, capture) {
   const parts = content?.parts
@@ -480,7 +500,8 @@ class TracingPlugin {
       if (partial) return PASS
       const content = response.content
       let usage = response.usageMetadata
-      if (usage === null || typeof usage !== 'object') usage = NO_USAGE
+      const hasUsage = usage !== null && typeof usage === 'object'
+      if (!hasUsage) usage = NO_USAGE
       this._native.afterModel(
         id,
         agentNameOf(ctx),
@@ -494,6 +515,8 @@ class TracingPlugin {
         response.errorCode == null ? undefined : String(response.errorCode),
         response.errorMessage == null ? undefined : String(response.errorMessage),
         this._capture && content != null ? safeJson(content) : undefined,
+        streams(ctx),
+        hasUsage,
       )
     } catch (e) {
       problem('afterModelCallback', e)
@@ -541,7 +564,16 @@ class TracingPlugin {
       const ctx = params?.toolContext
       const id = invocationIdOf(ctx)
       if (id === undefined) return PASS
-      this._native.afterTool(id, agentNameOf(ctx), str(params?.tool?.name) ?? '', str(ctx?.functionCallId))
+      // Kept for when no function response event reaches this plugin (a
+      // long-running tool, an aborted run, an earlier plugin answering
+      // onEventCallback); the event, when it comes, wins.
+      this._native.afterTool(
+        id,
+        agentNameOf(ctx),
+        str(params?.tool?.name) ?? '',
+        str(ctx?.functionCallId),
+        seenResultJson(params?.result, this._capture),
+      )
     } catch (e) {
       problem('afterToolCallback', e)
     }

@@ -324,6 +324,9 @@ impl NativeTracer {
 
     /// The prompt, candidates, total, thoughts and cached token counts are
     /// NaN when absent: five numbers cost less to pass than an array.
+    /// `streamed`: the run streams (SSE), so the call may answer in several
+    /// non-partial responses; `has_usage`: a usageMetadata was there, even
+    /// one without counts.
     #[allow(clippy::too_many_arguments)]
     #[napi]
     pub fn after_model(
@@ -340,6 +343,8 @@ impl NativeTracer {
         error_code: Option<JsString<'_>>,
         error_message: Option<JsString<'_>>,
         content_json: Option<JsString<'_>>,
+        streamed: Option<bool>,
+        has_usage: Option<bool>,
     ) -> Result<()> {
         let counts = [
             prompt_tokens,
@@ -359,6 +364,8 @@ impl NativeTracer {
                 error_code: opt(&error_code)?,
                 error_message: opt(&error_message)?,
                 content_json: opt(&content_json)?,
+                streamed: streamed.unwrap_or(false),
+                has_usage: has_usage.unwrap_or(false),
             },
         );
         Ok(())
@@ -400,6 +407,8 @@ impl NativeTracer {
         Ok(())
     }
 
+    /// `result_json`: the result afterToolCallback saw (JSON), kept for
+    /// when no function response event reaches this plugin.
     #[napi]
     pub fn after_tool(
         &mut self,
@@ -407,12 +416,14 @@ impl NativeTracer {
         agent: Option<JsString<'_>>,
         tool: JsString<'_>,
         call_id: Option<JsString<'_>>,
+        result_json: Option<JsString<'_>>,
     ) -> Result<()> {
-        self.tracer.after_tool(
+        self.tracer.after_tool_with_result(
             &owned(&invocation_id)?,
             opt(&agent)?.as_deref(),
             &owned(&tool)?,
             opt(&call_id)?.as_deref(),
+            opt(&result_json)?,
         );
         Ok(())
     }
