@@ -15,4 +15,6 @@ pub mod span;
 pub mod streamed;
 
 #[cfg(test)]
+mod capture_tests;
+#[cfg(test)]
 mod tests;

@@ -248,12 +248,22 @@ mod tests {
     fn last_finish_reason_and_whole_last_usage_win() {
         let mut turn = StreamedTurn::new(OpenSpan::new([1; 8], None, "chat m".into(), 10));
         turn.add(
-            resp(None, [Some(5), Some(1), Some(6), None, Some(4)], Some(r#"{"parts":[{"text":"a"}]}"#)),
+            resp(
+                None,
+                [Some(5), Some(1), Some(6), None, Some(4)],
+                Some(r#"{"parts":[{"text":"a"}]}"#),
+            ),
             20,
         );
-        turn.add(resp(Some("STOP"), [None; 5], Some(r#"{"parts":[{"text":"b"}]}"#)), 30);
+        turn.add(
+            resp(Some("STOP"), [None; 5], Some(r#"{"parts":[{"text":"b"}]}"#)),
+            30,
+        );
         assert!(turn.finished_by_model());
-        turn.add(resp(None, [Some(5), Some(3), Some(8), None, None], None), 40);
+        turn.add(
+            resp(None, [Some(5), Some(3), Some(8), None, None], None),
+            40,
+        );
         let span = turn.finish([0; 16], true, None, None);
         assert_eq!(span.end_time_unix_nano, 40);
         let int = |k: &str| match span.attribute(k) {
