@@ -40,10 +40,18 @@ export declare class NativeTracer {
   modelError(invocationId: string, agent: string | undefined | null, errorType: string, message: string): void
   beforeTool(invocationId: string, agent: string | undefined | null, tool: string, callId?: string | undefined | null, argsJson?: string | undefined | null): void
   /**
-   * `result_json`: the result afterToolCallback saw (JSON), kept for
-   * when no function response event reaches this plugin.
+   * `seen_token`: lib/tracing.js's handle of the result
+   * afterToolCallback saw (0: none), for when no function response event
+   * reaches this plugin (`seen_wanted`, `supply_seen`).
    */
-  afterTool(invocationId: string, agent: string | undefined | null, tool: string, callId?: string | undefined | null, resultJson?: string | undefined | null): void
+  afterTool(invocationId: string, agent: string | undefined | null, tool: string, callId?: string | undefined | null, seenToken?: number | undefined | null): void
+  /**
+   * The held results (`after_tool`'s tokens) the end of this invocation
+   * needs as JSON; `None` when none (the usual case: their events came).
+   */
+  seenWanted(invocationId: string): Array<number> | null
+  /** The JSON of a held result `seen_wanted` asked for. */
+  supplySeen(invocationId: string, token: number, resultJson: string): void
   toolError(invocationId: string, agent: string | undefined | null, tool: string, callId: string | undefined | null, errorType: string, message: string): void
   /**
    * `responses`: flat triples (call id, tool name, response JSON);

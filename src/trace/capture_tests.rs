@@ -333,3 +333,33 @@ fn a_retry_response_seen_by_after_tool_makes_the_span_error() {
         assert_eq!(text(tool, "gen_ai.tool.call.result"), None);
     }
 }
+
+#[test]
+fn held_results_are_wanted_only_for_spans_no_event_ended() {
+    let (mut t, sink) = started(&[("a", None, false)], true);
+    for id in ["c1", "c2", "c3"] {
+        t.before_tool("i1", Some("a"), "f", Some(id), None);
+    }
+    t.after_tool_held("i1", Some("a"), "f", Some("c1"), 7);
+    t.after_tool_held("i1", Some("a"), "f", Some("c2"), 8);
+    // c3: afterToolCallback had nothing to hold.
+    t.after_tool_held("i1", Some("a"), "f", Some("c3"), 0);
+    t.on_event("i1", event("a", &[("c2", "f", r#"{"event":2}"#)]));
+    assert_eq!(t.seen_wanted("i1"), vec![7]);
+    assert!(t.seen_wanted("nope").is_empty());
+    t.supply_seen("i1", 7, r#"{"seen":1}"#.into());
+    t.supply_seen("i1", 0, "ignored".into());
+    assert!(t.seen_wanted("i1").is_empty());
+    t.finish("i1", false);
+    let spans = sink.spans();
+    let result = |id: &str| {
+        let s = spans
+            .iter()
+            .find(|s| text(s, "gen_ai.tool.call.id").as_deref() == Some(id))
+            .unwrap();
+        text(s, "gen_ai.tool.call.result")
+    };
+    assert_eq!(result("c1").as_deref(), Some(r#"{"seen":1}"#));
+    assert_eq!(result("c2").as_deref(), Some(r#"{"event":2}"#));
+    assert_eq!(result("c3"), None);
+}

@@ -99,6 +99,9 @@ pub struct ToolSpan {
     /// The result afterToolCallback saw, as JSON: the span's outcome when no
     /// function response event brings one.
     pub seen_result: Option<String>,
+    /// The JavaScript side's handle of that result, not yet made JSON (0:
+    /// none): asked for only when the invocation ends without the event.
+    pub seen_token: u32,
 }
 
 #[derive(Debug)]

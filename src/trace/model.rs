@@ -431,6 +431,7 @@ impl Tracer {
             last_callback: now,
             errored: false,
             seen_result: None,
+            seen_token: 0,
         });
     }
 
@@ -475,6 +476,33 @@ impl Tracer {
         call_id: Option<&str>,
         result_json: Option<String>,
     ) {
+        self.after_tool_seen(inv_id, agent, tool, call_id, result_json, 0);
+    }
+
+    /// Like `after_tool_with_result`, with the result held on the
+    /// JavaScript side as `token` (non-zero): `seen_wanted` and `supply_seen`
+    /// turn it into JSON only for a span no response event ended, so the
+    /// usual path does not stringify a result twice.
+    pub fn after_tool_held(
+        &mut self,
+        inv_id: &str,
+        agent: Option<&str>,
+        tool: &str,
+        call_id: Option<&str>,
+        token: u32,
+    ) {
+        self.after_tool_seen(inv_id, agent, tool, call_id, None, token);
+    }
+
+    fn after_tool_seen(
+        &mut self,
+        inv_id: &str,
+        agent: Option<&str>,
+        tool: &str,
+        call_id: Option<&str>,
+        result_json: Option<String>,
+        token: u32,
+    ) {
         let Some(inv) = self.inv(inv_id) else { return };
         let Some(i) = inv.find_tool_for_callback(agent.unwrap_or(""), tool, call_id) else {
             return;
@@ -482,8 +510,36 @@ impl Tracer {
         let t = &mut inv.tools[i];
         t.callbacks_done = true;
         t.last_callback = now_nanos();
-        if result_json.is_some() {
+        if result_json.is_some() || token != 0 {
             t.seen_result = result_json;
+            t.seen_token = token;
+        }
+    }
+
+    /// Tokens of held results (`after_tool_held`) that the end of the
+    /// invocation will need: their spans got no function response event.
+    pub fn seen_wanted(&self, inv_id: &str) -> Vec<u32> {
+        let Some(inv) = self.open.get(inv_id) else {
+            return Vec::new();
+        };
+        inv.tools
+            .iter()
+            .filter(|t| t.seen_token != 0 && t.seen_result.is_none())
+            .filter(|t| t.callbacks_done || t.errored)
+            .map(|t| t.seen_token)
+            .collect()
+    }
+
+    /// The JSON of the held result `token` (see `seen_wanted`).
+    pub fn supply_seen(&mut self, inv_id: &str, token: u32, result_json: String) {
+        if token == 0 {
+            return;
+        }
+        let Some(inv) = self.open.get_mut(inv_id) else {
+            return;
+        };
+        if let Some(t) = inv.tools.iter_mut().find(|t| t.seen_token == token) {
+            t.seen_result = Some(result_json);
         }
     }
 

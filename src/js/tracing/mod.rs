@@ -407,8 +407,9 @@ impl NativeTracer {
         Ok(())
     }
 
-    /// `result_json`: the result afterToolCallback saw (JSON), kept for
-    /// when no function response event reaches this plugin.
+    /// `seen_token`: lib/tracing.js's handle of the result
+    /// afterToolCallback saw (0: none), for when no function response event
+    /// reaches this plugin (`seen_wanted`, `supply_seen`).
     #[napi]
     pub fn after_tool(
         &mut self,
@@ -416,15 +417,36 @@ impl NativeTracer {
         agent: Option<JsString<'_>>,
         tool: JsString<'_>,
         call_id: Option<JsString<'_>>,
-        result_json: Option<JsString<'_>>,
+        seen_token: Option<u32>,
     ) -> Result<()> {
-        self.tracer.after_tool_with_result(
+        self.tracer.after_tool_held(
             &owned(&invocation_id)?,
             opt(&agent)?.as_deref(),
             &owned(&tool)?,
             opt(&call_id)?.as_deref(),
-            opt(&result_json)?,
+            seen_token.unwrap_or(0),
         );
+        Ok(())
+    }
+
+    /// The held results (`after_tool`'s tokens) the end of this invocation
+    /// needs as JSON; `None` when none (the usual case: their events came).
+    #[napi]
+    pub fn seen_wanted(&self, invocation_id: JsString<'_>) -> Result<Option<Vec<u32>>> {
+        let wanted = self.tracer.seen_wanted(&owned(&invocation_id)?);
+        Ok((!wanted.is_empty()).then_some(wanted))
+    }
+
+    /// The JSON of a held result `seen_wanted` asked for.
+    #[napi]
+    pub fn supply_seen(
+        &mut self,
+        invocation_id: JsString<'_>,
+        token: u32,
+        result_json: JsString<'_>,
+    ) -> Result<()> {
+        self.tracer
+            .supply_seen(&owned(&invocation_id)?, token, owned(&result_json)?);
         Ok(())
     }
 
