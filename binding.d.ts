@@ -32,11 +32,26 @@ export declare class NativeTracer {
   /**
    * The prompt, candidates, total, thoughts and cached token counts are
    * NaN when absent: five numbers cost less to pass than an array.
+   * `streamed`: the run streams (SSE), so the call may answer in several
+   * non-partial responses; `has_usage`: a usageMetadata was there, even
+   * one without counts.
    */
-  afterModel(invocationId: string, agent: string | undefined | null, partial: boolean, finishReason: string | undefined | null, promptTokens: number, candidatesTokens: number, totalTokens: number, thoughtsTokens: number, cachedTokens: number, errorCode?: string | undefined | null, errorMessage?: string | undefined | null, contentJson?: string | undefined | null): void
+  afterModel(invocationId: string, agent: string | undefined | null, partial: boolean, finishReason: string | undefined | null, promptTokens: number, candidatesTokens: number, totalTokens: number, thoughtsTokens: number, cachedTokens: number, errorCode?: string | undefined | null, errorMessage?: string | undefined | null, contentJson?: string | undefined | null, streamed?: boolean | undefined | null, hasUsage?: boolean | undefined | null): void
   modelError(invocationId: string, agent: string | undefined | null, errorType: string, message: string): void
   beforeTool(invocationId: string, agent: string | undefined | null, tool: string, callId?: string | undefined | null, argsJson?: string | undefined | null): void
-  afterTool(invocationId: string, agent: string | undefined | null, tool: string, callId?: string | undefined | null): void
+  /**
+   * `seen_token`: lib/tracing.js's handle of the result
+   * afterToolCallback saw (0: none), for when no function response event
+   * reaches this plugin (`seen_wanted`, `supply_seen`).
+   */
+  afterTool(invocationId: string, agent: string | undefined | null, tool: string, callId?: string | undefined | null, seenToken?: number | undefined | null): void
+  /**
+   * The held results (`after_tool`'s tokens) the end of this invocation
+   * needs as JSON; `None` when none (the usual case: their events came).
+   */
+  seenWanted(invocationId: string): Array<number> | null
+  /** The JSON of a held result `seen_wanted` asked for. */
+  supplySeen(invocationId: string, token: number, resultJson: string): void
   toolError(invocationId: string, agent: string | undefined | null, tool: string, callId: string | undefined | null, errorType: string, message: string): void
   /**
    * `responses`: flat triples (call id, tool name, response JSON);

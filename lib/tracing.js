@@ -262,6 +262,30 @@ function responseJson(response, capture) {
   }) ?? '{}'
 }
 
+/** Whether the span model can use the result afterToolCallback saw: none
+ * for null (ADK sends no response for a long-running tool's null); without
+ * content capture only a retry plugin response (for its fields). */
+function keepsSeenResult(result, capture) {
+  if (result == null) return false
+  return capture || (typeof result === 'object' && result.response_type === RETRY_RESPONSE_TYPE)
+}
+
+// Results afterToolCallback saw, held per invocation (at most this many
+// each, the latest) until it ends: only those of spans that no function
+// response event ended are then made JSON, so the usual path stringifies a
+// result once, on the event.
+const SEEN_PER_INVOCATION = 64
+
+/** Whether the run streams (SSE): a model call may then answer in several
+ * non-partial responses. */
+function streams(ctx) {
+  try {
+    return ctx?.invocationContext?.runConfig?.streamingMode === 'sse'
+  } catch {
+    return false
+  }
+}
+
 /** Flat (id, name, response JSON) triples of an event's function responses. */
 function functionResponsesOf(content, capture) {
   const parts = content?.parts
@@ -305,6 +329,8 @@ class TracingPlugin {
     // Root agent -> handle of its tree in the native tracer (sent once).
     this._trees = new WeakMap()
     this._maxOpen = options.maxOpenInvocations ?? 10000
+    this._seen = new Map() // invocation id -> Map(token -> result)
+    this._seenToken = 0
     const warning = native.warning
     if (warning) warnOnce('NO_EXPORTER', warning)
     live.add(new WeakRef(this))
@@ -408,6 +434,7 @@ class TracingPlugin {
     try {
       const id = params?.invocationContext?.invocationId
       if (typeof id === 'string') {
+        if (this._seen.size !== 0) this._supplySeen(id)
         // 2 * open invocations + 1 when the exporter has warnings to take.
         const state = this._native.finish(id, false)
         this._forget(id)
@@ -480,7 +507,8 @@ class TracingPlugin {
       if (partial) return PASS
       const content = response.content
       let usage = response.usageMetadata
-      if (usage === null || typeof usage !== 'object') usage = NO_USAGE
+      const hasUsage = usage !== null && typeof usage === 'object'
+      if (!hasUsage) usage = NO_USAGE
       this._native.afterModel(
         id,
         agentNameOf(ctx),
@@ -494,6 +522,8 @@ class TracingPlugin {
         response.errorCode == null ? undefined : String(response.errorCode),
         response.errorMessage == null ? undefined : String(response.errorMessage),
         this._capture && content != null ? safeJson(content) : undefined,
+        streams(ctx),
+        hasUsage,
       )
     } catch (e) {
       problem('afterModelCallback', e)
@@ -541,7 +571,17 @@ class TracingPlugin {
       const ctx = params?.toolContext
       const id = invocationIdOf(ctx)
       if (id === undefined) return PASS
-      this._native.afterTool(id, agentNameOf(ctx), str(params?.tool?.name) ?? '', str(ctx?.functionCallId))
+      // Held for when no function response event reaches this plugin (a
+      // long-running tool, an aborted run, an earlier plugin answering
+      // onEventCallback); the event, when it comes, wins.
+      const result = params?.result
+      this._native.afterTool(
+        id,
+        agentNameOf(ctx),
+        str(params?.tool?.name) ?? '',
+        str(ctx?.functionCallId),
+        keepsSeenResult(result, this._capture) ? this._holdSeen(id, result) : 0,
+      )
     } catch (e) {
       problem('afterToolCallback', e)
     }
@@ -566,12 +606,52 @@ class TracingPlugin {
   finishInterruptedInvocation(invocationId) {
     if (typeof invocationId !== 'string') return
     try {
+      if (this._seen.size !== 0) this._supplySeen(invocationId)
       const state = this._native.finish(invocationId, true)
       this._forget(invocationId)
       if (state < 2) pinned.delete(this)
     } catch (e) {
       problem('finishInterruptedInvocation', e)
     }
+  }
+
+  /** A token for `result` (see SEEN_PER_INVOCATION); bounded like the
+   * open invocations. */
+  _holdSeen(id, result) {
+    let held = this._seen.get(id)
+    if (held === undefined) {
+      if (this._seen.size >= this._maxOpen) this._seen.delete(this._seen.keys().next().value)
+      held = new Map()
+      this._seen.set(id, held)
+    } else if (held.size >= SEEN_PER_INVOCATION) {
+      held.delete(held.keys().next().value)
+    }
+    const token = (this._seenToken = (this._seenToken % 0xfffffffe) + 1)
+    held.set(token, result)
+    return token
+  }
+
+  /** Before invocation `id` ends: the JSON of the held results whose spans
+   * got no function response event; the rest are let go. */
+  _supplySeen(id) {
+    const held = this._seen.get(id)
+    if (held === undefined) return
+    this._seen.delete(id)
+    try {
+      const wanted = this._native.seenWanted(id)
+      if (wanted == null) return
+      for (const token of wanted) {
+        const result = held.get(token)
+        if (result !== undefined) this._native.supplySeen(id, token, responseJson(result, this._capture))
+      }
+    } catch (e) {
+      // The invocation still ends, without these results.
+      problem('afterToolCallback', e)
+    }
+  }
+
+  _supplyAllSeen() {
+    for (const id of [...this._seen.keys()]) this._supplySeen(id)
   }
 
   // Workflow roots have no agent: the tree of each agent that shows up in a
@@ -632,6 +712,7 @@ class TracingPlugin {
         this._drainWarnings()
         return undefined
       }
+      this._supplyAllSeen()
       this._native.stop()
       this._shutdownPromise = shutdownSink(this._sinkId).then(settle, settle)
     } catch (e) {
@@ -659,6 +740,7 @@ class TracingPlugin {
   _beforeExit() {
     if (this._stopped) return
     const native = this._native
+    this._supplyAllSeen()
     if (native.openInvocationCount > 0) native.finishAll(true)
     pinned.delete(this)
   }
@@ -666,6 +748,7 @@ class TracingPlugin {
   // Finishes what is open; the exit handler then stops every sink at once.
   _exit() {
     this._stopped = true
+    this._supplyAllSeen()
     this._native.stop()
   }
 }

@@ -61,6 +61,11 @@ pub struct ModelResponse {
     pub error_code: Option<String>,
     pub error_message: Option<String>,
     pub content_json: Option<String>,
+    /// The run streams (`runConfig.streamingMode` SSE): the call may answer
+    /// in several non-partial responses (streamed.rs).
+    pub streamed: bool,
+    /// The response had a `usageMetadata`, even one without counts.
+    pub has_usage: bool,
 }
 
 /// A function response found in an event: call id, tool name, response JSON.

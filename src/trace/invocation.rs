@@ -5,6 +5,7 @@
 
 use super::genai::truncate;
 use super::span::{AttributeValue, SpanData, Status, StatusCode};
+use super::streamed::StreamedTurn;
 use std::collections::HashMap;
 
 pub const INTERRUPTED: &str = "weave.google_adk.interrupted";
@@ -95,6 +96,12 @@ pub struct ToolSpan {
     pub callbacks_done: bool,
     pub last_callback: u64,
     pub errored: bool,
+    /// The result afterToolCallback saw, as JSON: the span's outcome when no
+    /// function response event brings one.
+    pub seen_result: Option<String>,
+    /// The JavaScript side's handle of that result, not yet made JSON (0:
+    /// none): asked for only when the invocation ends without the event.
+    pub seen_token: u32,
 }
 
 #[derive(Debug)]
@@ -110,7 +117,10 @@ pub struct Invocation {
     pub tree: HashMap<String, AgentInfo>,
     /// Open agent spans in creation order (a child always after its parent).
     pub agents: Vec<(String, OpenSpan)>,
+    /// Model spans waiting for their first response, by agent.
     pub models: Vec<(String, OpenSpan)>,
+    /// Streamed model calls that had a response, by agent (streamed.rs).
+    pub streamed: Vec<(String, StreamedTurn)>,
     pub tools: Vec<ToolSpan>,
     pub root_error: Option<(String, String)>,
     pub last_output: Option<String>,

@@ -12,6 +12,9 @@ pub mod model;
 pub mod retry_outcome;
 pub mod sink;
 pub mod span;
+pub mod streamed;
 
+#[cfg(test)]
+mod capture_tests;
 #[cfg(test)]
 mod tests;

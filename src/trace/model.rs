@@ -10,6 +10,7 @@ pub use super::inputs::*;
 use super::invocation::{AgentInfo, Invocation, OpenSpan, ToolSpan, INTERRUPTED};
 use super::sink::SpanSink;
 use super::span::{AttributeValue, SpanData};
+use super::streamed::{response_error, Outcome, StreamedTurn};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
@@ -206,6 +207,7 @@ impl Tracer {
             tree: HashMap::new(),
             agents: Vec::new(),
             models: Vec::new(),
+            streamed: Vec::new(),
             tools: Vec::new(),
             root_error: None,
             last_output: None,
@@ -243,9 +245,21 @@ impl Tracer {
     pub fn after_agent(&mut self, inv_id: &str, name: Option<&str>) {
         let Some(name) = name else { return };
         let Some(inv) = self.inv(inv_id) else { return };
-        if let Some(pos) = inv.agents.iter().position(|(n, _)| n == name) {
-            let (_, span) = inv.agents.remove(pos);
-            let data = span.finish(inv.trace_id, now_nanos());
+        // The agent is done: so is a streamed model call of it.
+        let turn = match inv.streamed.iter().position(|(a, _)| a == name) {
+            Some(pos) => Some(inv.streamed.remove(pos).1.finish(
+                inv.trace_id,
+                inv.capture,
+                inv.limit,
+                None,
+            )),
+            None => None,
+        };
+        let agent = match inv.agents.iter().position(|(n, _)| n == name) {
+            Some(pos) => Some(inv.agents.remove(pos).1.finish(inv.trace_id, now_nanos())),
+            None => None,
+        };
+        for data in turn.into_iter().chain(agent) {
             self.emit(data);
         }
     }
@@ -296,8 +310,18 @@ impl Tracer {
             Some(pos) => Some(inv.models.remove(pos).1.finish(inv.trace_id, now_nanos())),
             None => None,
         };
+        // The agent's next model call: its streamed previous one is over.
+        let previous_turn = match inv.streamed.iter().position(|(a, _)| *a == key) {
+            Some(pos) => Some(inv.streamed.remove(pos).1.finish(
+                inv.trace_id,
+                inv.capture,
+                limit,
+                None,
+            )),
+            None => None,
+        };
         inv.models.push((key, span));
-        if let Some(p) = previous {
+        for p in previous.into_iter().chain(previous_turn) {
             self.emit(p);
         }
     }
@@ -308,50 +332,31 @@ impl Tracer {
         }
         let key = agent.unwrap_or("");
         let Some(inv) = self.inv(inv_id) else { return };
+        let now = now_nanos();
+        if resp.streamed {
+            // The call may answer again: collect until it is over.
+            if let Some(pos) = inv.models.iter().position(|(a, _)| a == key) {
+                let (key, span) = inv.models.remove(pos);
+                let mut turn = StreamedTurn::new(span);
+                turn.add(resp, now);
+                inv.streamed.push((key, turn));
+            } else if let Some((_, turn)) = inv.streamed.iter_mut().find(|(a, _)| a == key) {
+                turn.add(resp, now);
+            }
+            return;
+        }
         let Some(pos) = inv.models.iter().position(|(a, _)| a == key) else {
             return;
         };
         let (_, mut span) = inv.models.remove(pos);
-        let limit = inv.limit;
-        let finish_reason = resp.finish_reason.as_deref().map(str::to_lowercase);
-        if let Some(fr) = &finish_reason {
-            span.set(
-                "gen_ai.response.finish_reasons",
-                AttributeValue::StringArray(vec![fr.clone()]),
-            );
-        }
-        if inv.capture {
-            if let Some(c) = resp.content_json {
-                span.set(
-                    "gen_ai.output.messages",
-                    deferred(
-                        c,
-                        MessageShape::OutputOne {
-                            finish_reason: finish_reason.unwrap_or_else(|| "stop".into()),
-                        },
-                        limit,
-                    ),
-                );
-                span.set("gen_ai.output.type", AttributeValue::String("text".into()));
-            }
-        }
-        const USAGE: [&str; 5] = [
-            "gen_ai.usage.input_tokens",
-            "gen_ai.usage.output_tokens",
-            "gen_ai.usage.total_tokens",
-            "gen_ai.usage.reasoning.output_tokens",
-            "gen_ai.usage.cache_read.input_tokens",
-        ];
-        for (key, value) in USAGE.iter().zip(resp.usage) {
-            if let Some(v) = value {
-                span.set(key, AttributeValue::Int(v));
-            }
-        }
-        if let Some(code) = non_empty(&resp.error_code) {
-            let msg = non_empty(&resp.error_message).unwrap_or(code).to_string();
-            span.error(code, &msg, limit);
-        }
-        let data = span.finish(inv.trace_id, now_nanos());
+        let outcome = Outcome {
+            finish_reason: resp.finish_reason.as_deref().map(str::to_lowercase),
+            usage: resp.usage,
+            error: response_error(&resp),
+            content: resp.content_json,
+        };
+        outcome.apply(&mut span, inv.capture, inv.limit);
+        let data = span.finish(inv.trace_id, now);
         self.emit(data);
     }
 
@@ -364,12 +369,18 @@ impl Tracer {
     ) {
         let key = agent.unwrap_or("");
         let Some(inv) = self.inv(inv_id) else { return };
-        let Some(pos) = inv.models.iter().position(|(a, _)| a == key) else {
+        let data = if let Some(pos) = inv.models.iter().position(|(a, _)| a == key) {
+            let (_, mut span) = inv.models.remove(pos);
+            span.error(error_type, message, inv.limit);
+            span.finish(inv.trace_id, now_nanos())
+        } else if let Some(pos) = inv.streamed.iter().position(|(a, _)| a == key) {
+            // A streamed call that failed after some responses.
+            let (_, mut turn) = inv.streamed.remove(pos);
+            turn.fail(error_type, message, now_nanos());
+            turn.finish(inv.trace_id, inv.capture, inv.limit, None)
+        } else {
             return;
         };
-        let (_, mut span) = inv.models.remove(pos);
-        span.error(error_type, message, inv.limit);
-        let data = span.finish(inv.trace_id, now_nanos());
         self.emit(data);
     }
 
@@ -419,6 +430,8 @@ impl Tracer {
             callbacks_done: false,
             last_callback: now,
             errored: false,
+            seen_result: None,
+            seen_token: 0,
         });
     }
 
@@ -449,6 +462,47 @@ impl Tracer {
         tool: &str,
         call_id: Option<&str>,
     ) {
+        self.after_tool_with_result(inv_id, agent, tool, call_id, None);
+    }
+
+    /// `result_json`: the result afterToolCallback saw, made JSON-safe (the
+    /// whole of it when captured, else only a retry response's fields). The
+    /// function response event, when it comes, wins over it.
+    pub fn after_tool_with_result(
+        &mut self,
+        inv_id: &str,
+        agent: Option<&str>,
+        tool: &str,
+        call_id: Option<&str>,
+        result_json: Option<String>,
+    ) {
+        self.after_tool_seen(inv_id, agent, tool, call_id, result_json, 0);
+    }
+
+    /// Like `after_tool_with_result`, with the result held on the
+    /// JavaScript side as `token` (non-zero): `seen_wanted` and `supply_seen`
+    /// turn it into JSON only for a span no response event ended, so the
+    /// usual path does not stringify a result twice.
+    pub fn after_tool_held(
+        &mut self,
+        inv_id: &str,
+        agent: Option<&str>,
+        tool: &str,
+        call_id: Option<&str>,
+        token: u32,
+    ) {
+        self.after_tool_seen(inv_id, agent, tool, call_id, None, token);
+    }
+
+    fn after_tool_seen(
+        &mut self,
+        inv_id: &str,
+        agent: Option<&str>,
+        tool: &str,
+        call_id: Option<&str>,
+        result_json: Option<String>,
+        token: u32,
+    ) {
         let Some(inv) = self.inv(inv_id) else { return };
         let Some(i) = inv.find_tool_for_callback(agent.unwrap_or(""), tool, call_id) else {
             return;
@@ -456,6 +510,37 @@ impl Tracer {
         let t = &mut inv.tools[i];
         t.callbacks_done = true;
         t.last_callback = now_nanos();
+        if result_json.is_some() || token != 0 {
+            t.seen_result = result_json;
+            t.seen_token = token;
+        }
+    }
+
+    /// Tokens of held results (`after_tool_held`) that the end of the
+    /// invocation will need: their spans got no function response event.
+    pub fn seen_wanted(&self, inv_id: &str) -> Vec<u32> {
+        let Some(inv) = self.open.get(inv_id) else {
+            return Vec::new();
+        };
+        inv.tools
+            .iter()
+            .filter(|t| t.seen_token != 0 && t.seen_result.is_none())
+            .filter(|t| t.callbacks_done || t.errored)
+            .map(|t| t.seen_token)
+            .collect()
+    }
+
+    /// The JSON of the held result `token` (see `seen_wanted`).
+    pub fn supply_seen(&mut self, inv_id: &str, token: u32, result_json: String) {
+        if token == 0 {
+            return;
+        }
+        let Some(inv) = self.open.get_mut(inv_id) else {
+            return;
+        };
+        if let Some(t) = inv.tools.iter_mut().find(|t| t.seen_token == token) {
+            t.seen_result = Some(result_json);
+        }
     }
 
     pub fn on_event(&mut self, inv_id: &str, ev: EventInfo) {
@@ -592,9 +677,21 @@ impl Tracer {
             self.ended_spans += 1;
             self.sink.on_end(d);
         }
+        let capture = inv.capture;
+        for (_, turn) in inv.streamed.drain(..) {
+            // Cut off before the model said it was done: interrupted.
+            let cut = (interrupted && !turn.finished_by_model()).then_some(now);
+            let d = turn.finish(trace_id, capture, limit, cut);
+            self.ended_spans += 1;
+            self.sink.on_end(d);
+        }
         for mut t in inv.tools.drain(..) {
-            // A tool callback that ran (after, or on error) completed it.
+            // A tool callback that ran (after, or on error) completed it;
+            // no function response came: the result afterToolCallback saw.
             let end = if t.callbacks_done || t.errored {
+                if let Some(result) = t.seen_result.take() {
+                    apply_tool_outcome(&mut t, result, capture, limit);
+                }
                 t.last_callback
             } else {
                 t.span.set(INTERRUPTED, AttributeValue::Bool(true));

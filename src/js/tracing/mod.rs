@@ -324,6 +324,9 @@ impl NativeTracer {
 
     /// The prompt, candidates, total, thoughts and cached token counts are
     /// NaN when absent: five numbers cost less to pass than an array.
+    /// `streamed`: the run streams (SSE), so the call may answer in several
+    /// non-partial responses; `has_usage`: a usageMetadata was there, even
+    /// one without counts.
     #[allow(clippy::too_many_arguments)]
     #[napi]
     pub fn after_model(
@@ -340,6 +343,8 @@ impl NativeTracer {
         error_code: Option<JsString<'_>>,
         error_message: Option<JsString<'_>>,
         content_json: Option<JsString<'_>>,
+        streamed: Option<bool>,
+        has_usage: Option<bool>,
     ) -> Result<()> {
         let counts = [
             prompt_tokens,
@@ -359,6 +364,8 @@ impl NativeTracer {
                 error_code: opt(&error_code)?,
                 error_message: opt(&error_message)?,
                 content_json: opt(&content_json)?,
+                streamed: streamed.unwrap_or(false),
+                has_usage: has_usage.unwrap_or(false),
             },
         );
         Ok(())
@@ -400,6 +407,9 @@ impl NativeTracer {
         Ok(())
     }
 
+    /// `seen_token`: lib/tracing.js's handle of the result
+    /// afterToolCallback saw (0: none), for when no function response event
+    /// reaches this plugin (`seen_wanted`, `supply_seen`).
     #[napi]
     pub fn after_tool(
         &mut self,
@@ -407,13 +417,36 @@ impl NativeTracer {
         agent: Option<JsString<'_>>,
         tool: JsString<'_>,
         call_id: Option<JsString<'_>>,
+        seen_token: Option<u32>,
     ) -> Result<()> {
-        self.tracer.after_tool(
+        self.tracer.after_tool_held(
             &owned(&invocation_id)?,
             opt(&agent)?.as_deref(),
             &owned(&tool)?,
             opt(&call_id)?.as_deref(),
+            seen_token.unwrap_or(0),
         );
+        Ok(())
+    }
+
+    /// The held results (`after_tool`'s tokens) the end of this invocation
+    /// needs as JSON; `None` when none (the usual case: their events came).
+    #[napi]
+    pub fn seen_wanted(&self, invocation_id: JsString<'_>) -> Result<Option<Vec<u32>>> {
+        let wanted = self.tracer.seen_wanted(&owned(&invocation_id)?);
+        Ok((!wanted.is_empty()).then_some(wanted))
+    }
+
+    /// The JSON of a held result `seen_wanted` asked for.
+    #[napi]
+    pub fn supply_seen(
+        &mut self,
+        invocation_id: JsString<'_>,
+        token: u32,
+        result_json: JsString<'_>,
+    ) -> Result<()> {
+        self.tracer
+            .supply_seen(&owned(&invocation_id)?, token, owned(&result_json)?);
         Ok(())
     }
 

@@ -1,0 +1,152 @@
+// A tool span's result without its function response event (tracing.md
+// "Added: Tool result"): the result afterToolCallback saw, unless an error is
+// on the span; the event, whenever it reaches this plugin, wins.
+import test from 'node:test'
+import assert from 'node:assert/strict'
+import { FunctionTool, LongRunningFunctionTool } from '@google/adk'
+import { ReflectAndRetryToolPlugin } from '../index.js'
+import { call, runOnce } from './helpers/scripted_llm.mjs'
+import { agent, addTool, traced, one, byName, plugin, newSession, request } from './helpers/tracing_helpers.mjs'
+
+const isResponseEvent = (event) => event.content?.parts?.some((p) => p.functionResponse)
+
+/** Registered before TracingPlugin: answers onEventCallback for function
+ * response events with a redacted copy, so ADK never hands them on. */
+function redactor() {
+  return plugin('redactor', {
+    onEventCallback: async ({ event }) => {
+      if (!isResponseEvent(event)) return undefined
+      const parts = event.content.parts.map((p) =>
+        p.functionResponse ? { functionResponse: { ...p.functionResponse, response: { redacted: true } } } : p,
+      )
+      return { ...event, content: { role: 'user', parts } }
+    },
+  })
+}
+
+test('an earlier plugin answers onEventCallback: the result afterToolCallback saw', async () => {
+  const root = agent('a', [call('add', { a: 1, b: 2 }), 'three'], { tools: [addTool()] })
+  const { tracing, runner } = traced(root, { before: [redactor()] })
+  const { events } = await runOnce(runner)
+  // The event the run (and the model) got is the redacted one.
+  assert.deepEqual(events.find(isResponseEvent).content.parts[0].functionResponse.response, { redacted: true })
+  const spans = tracing.getFinishedSpans()
+  const tool = one(spans, 'execute_tool add')
+  assert.equal(tool.attributes['gen_ai.tool.call.result'], JSON.stringify({ sum: 3 }))
+  assert.equal(tool.status.code, 0)
+  assert.equal(tool.attributes['weave.google_adk.interrupted'], undefined)
+  // Ended when its afterToolCallback ran, before the next model call.
+  const chats = byName(spans, 'chat scripted-model').sort((x, y) => Number(x.startTimeUnixNano - y.startTimeUnixNano))
+  assert.ok(tool.endTimeUnixNano <= chats[1].startTimeUnixNano)
+  assert.equal(tracing.openInvocationCount, 0)
+})
+
+test('without content capture the result afterToolCallback saw is not recorded', async () => {
+  const root = agent('a', [call('add', { a: 1, b: 2 }), 'three'], { tools: [addTool()] })
+  const { tracing, runner } = traced(root, { before: [redactor()], captureContent: false })
+  await runOnce(runner)
+  const tool = one(tracing.getFinishedSpans(), 'execute_tool add')
+  assert.equal(tool.attributes['gen_ai.tool.call.result'], undefined)
+  assert.equal(tool.attributes['gen_ai.tool.call.arguments'], undefined)
+})
+
+test('the function response event wins over what afterToolCallback saw', async () => {
+  // A plugin after TracingPlugin rewrites the result: the model sees that.
+  const rewriter = plugin('rewriter', { afterToolCallback: async () => ({ sum: 'rewritten' }) })
+  const root = agent('a', [call('add', { a: 1, b: 2 }), 'three'], { tools: [addTool()] })
+  const { tracing, runner } = traced(root, { plugins: [rewriter] })
+  await runOnce(runner)
+  const tool = one(tracing.getFinishedSpans(), 'execute_tool add')
+  assert.equal(tool.attributes['gen_ai.tool.call.result'], JSON.stringify({ sum: 'rewritten' }))
+})
+
+test('a long-running tool whose run stops before its response event: the result afterToolCallback saw', async () => {
+  const controller = new AbortController()
+  // The application starts the job and stops the run to wait for it.
+  const ticket = new LongRunningFunctionTool({
+    name: 'open_ticket',
+    description: 'Opens a ticket for a human to handle',
+    execute: async () => {
+      controller.abort()
+      return { status: 'pending', ticket: 'T-1' }
+    },
+  })
+  const root = agent('a', [call('open_ticket', {}), 'waiting'], { tools: [ticket] })
+  const { tracing, runner } = traced(root)
+  const sessionId = await newSession(runner)
+  let invocationId
+  const seen = []
+  for await (const ev of runner.runAsync({ ...request(sessionId), abortSignal: controller.signal })) {
+    invocationId = ev.invocationId
+    seen.push(ev)
+  }
+  assert.ok(!seen.some(isResponseEvent), 'no function response event came')
+  tracing.finishInterruptedInvocation(invocationId)
+  const tool = one(tracing.getFinishedSpans(), 'execute_tool open_ticket')
+  assert.equal(tool.attributes['gen_ai.tool.call.result'], JSON.stringify({ status: 'pending', ticket: 'T-1' }))
+  assert.equal(tool.status.code, 0)
+  assert.equal(tool.attributes['weave.google_adk.interrupted'], undefined)
+})
+
+test('a long-running tool that returns nothing has no result (ADK sends no response)', async () => {
+  const job = new LongRunningFunctionTool({ name: 'start_job', description: 'Starts a job', execute: async () => undefined })
+  const root = agent('a', [call('start_job', {}), 'started'], { tools: [job] })
+  const { tracing, runner } = traced(root)
+  const { events } = await runOnce(runner)
+  assert.ok(!events.some(isResponseEvent))
+  const tool = one(tracing.getFinishedSpans(), 'execute_tool start_job')
+  assert.equal(tool.attributes['gen_ai.tool.call.result'], undefined)
+  assert.equal(tool.attributes['weave.google_adk.interrupted'], undefined)
+})
+
+class ValueError extends Error {
+  constructor(m) {
+    super(m)
+    this.name = 'ValueError'
+  }
+}
+
+/** The tool spans of a run whose tool throws, with the retry plugin. */
+async function retried(order, { stopEvents }) {
+  const flaky = new FunctionTool({
+    name: 'flaky',
+    description: 'fails',
+    execute: async () => {
+      throw new ValueError('nope')
+    },
+  })
+  const root = agent('a', [call('flaky', {}), call('flaky', {}), 'gave up'], { tools: [flaky] })
+  const retry = new ReflectAndRetryToolPlugin({ maxRetries: 1, throwExceptionIfRetryExceeded: false })
+  const before = [...(stopEvents ? [redactor()] : []), ...(order === 'before' ? [retry] : [])]
+  const { tracing, runner } = traced(root, { before, plugins: order === 'after' ? [retry] : [] })
+  await runOnce(runner)
+  assert.equal(tracing.openInvocationCount, 0)
+  return byName(tracing.getFinishedSpans(), 'execute_tool flaky')
+    .sort((x, y) => Number(x.startTimeUnixNano - y.startTimeUnixNano))
+    .map((s) => ({
+      status: s.status.code,
+      message: s.status.message,
+      type: s.attributes['error.type'],
+      count: s.attributes['adk.retry.count'],
+      outcome: s.attributes['adk.retry.outcome'],
+      result: s.attributes['gen_ai.tool.call.result'],
+      interrupted: s.attributes['weave.google_adk.interrupted'],
+    }))
+}
+
+for (const order of ['before', 'after']) {
+  test(`retry plugin ${order} tracing rewrites a thrown error, no response event: still ERROR, no result`, async () => {
+    const withEvents = await retried(order, { stopEvents: false })
+    const withoutEvents = await retried(order, { stopEvents: true })
+    assert.deepEqual(
+      withEvents.map((s) => [s.status, s.count, s.outcome, s.result]),
+      [
+        [2, 1, 'retry', undefined],
+        [2, 1, 'exceeded', undefined],
+      ],
+    )
+    // The result afterToolCallback saw was the retry plugin's response:
+    // the same outcome as when the event carries it.
+    assert.deepEqual(withoutEvents, withEvents)
+  })
+}
