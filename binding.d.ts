@@ -24,6 +24,12 @@ export declare class NativeTracer {
    * (name, parent, description, model, sequential ? '1' : '').
    */
   startInvocation(invocationId: string, sessionId: string | undefined | null, appName: string | undefined | null, userId: string | undefined | null, rootName: string | undefined | null, rootDescription: string | undefined | null, tree: number, agents: Array<string> | undefined | null, userContentJson: string | undefined | null, capture: boolean, vertex: boolean): void
+  /**
+   * Makes a run just started by this package's AgentTool a child of the
+   * call that started it (`parent_invocation_id`, function call id, tool
+   * name): same trace, root under that call's `execute_tool` span.
+   */
+  linkInvocation(invocationId: string, parentInvocationId: string, functionCallId?: string | undefined | null, toolName?: string | undefined | null): void
   /** Agents of a tree learnt after the run started (Workflow roots). */
   addAgents(invocationId: string, agents?: Array<string> | undefined | null): void
   beforeAgent(invocationId: string, agent?: string | undefined | null): void

@@ -124,6 +124,10 @@ pub struct Invocation {
     pub tools: Vec<ToolSpan>,
     pub root_error: Option<(String, String)>,
     pub last_output: Option<String>,
+    /// The invocation whose AgentTool call started this one (model/links.rs).
+    pub parent: Option<String>,
+    /// Open invocations started by this one's AgentTool calls: ended with it.
+    pub children: Vec<String>,
 }
 
 impl Invocation {

@@ -17,4 +17,6 @@ pub mod streamed;
 #[cfg(test)]
 mod capture_tests;
 #[cfg(test)]
+mod links_tests;
+#[cfg(test)]
 mod tests;

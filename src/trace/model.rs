@@ -14,6 +14,8 @@ use super::streamed::{response_error, Outcome, StreamedTurn};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
+mod links;
+
 /// How many finished invocation ids are remembered so that late callbacks
 /// of a finished invocation do not open a new one.
 const RECENTLY_FINISHED: usize = 4096;
@@ -211,6 +213,8 @@ impl Tracer {
             tools: Vec::new(),
             root_error: None,
             last_output: None,
+            parent: None,
+            children: Vec::new(),
         };
         let mut root =
             std::mem::replace(&mut inv.root, OpenSpan::new([0; 8], None, String::new(), 0));
@@ -641,6 +645,7 @@ impl Tracer {
         let Some(mut inv) = self.open.remove(inv_id) else {
             return;
         };
+        self.unlink(&mut inv);
         self.order.remove(&inv.seq);
         self.finished.insert(inv.id.clone());
         self.finished_order.push_back(inv.id.clone());

@@ -260,6 +260,26 @@ impl NativeTracer {
         Ok(())
     }
 
+    /// Makes a run just started by this package's AgentTool a child of the
+    /// call that started it (`parent_invocation_id`, function call id, tool
+    /// name): same trace, root under that call's `execute_tool` span.
+    #[napi]
+    pub fn link_invocation(
+        &mut self,
+        invocation_id: JsString<'_>,
+        parent_invocation_id: JsString<'_>,
+        function_call_id: Option<JsString<'_>>,
+        tool_name: Option<JsString<'_>>,
+    ) -> Result<()> {
+        self.tracer.link(
+            &owned(&invocation_id)?,
+            &owned(&parent_invocation_id)?,
+            opt(&function_call_id)?.as_deref(),
+            opt(&tool_name)?.as_deref(),
+        );
+        Ok(())
+    }
+
     /// Agents of a tree learnt after the run started (Workflow roots).
     #[napi]
     pub fn add_agents(

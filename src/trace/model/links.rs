@@ -1,0 +1,111 @@
+//! AgentTool runs: an invocation started by a tool call of another one is
+//! that call's child. Its root span is parented by the call's `execute_tool`
+//! span, in the caller's trace, and the caller's end ends it.
+
+use super::Tracer;
+use crate::trace::invocation::Invocation;
+
+/// How far a chain of nested AgentTool runs is followed (cycle guard).
+const MAX_DEPTH: usize = 64;
+
+/// The span an AgentTool run hangs under: the `execute_tool` span of its
+/// call (by function call id, else the latest open span of that tool, else
+/// the innermost open tool span), or the caller's root.
+fn call_span(parent: &Invocation, call_id: Option<&str>, tool: Option<&str>) -> [u8; 8] {
+    let by_id = call_id.filter(|c| !c.is_empty()).and_then(|id| {
+        parent
+            .tools
+            .iter()
+            .rev()
+            .find(|t| t.call_id.as_deref() == Some(id))
+    });
+    let by_tool = || {
+        let tool = tool.filter(|t| !t.is_empty())?;
+        parent
+            .tools
+            .iter()
+            .rev()
+            .find(|t| !t.callbacks_done && t.tool == tool)
+    };
+    by_id
+        .or_else(by_tool)
+        .map(|t| t.span.id)
+        .or_else(|| parent.innermost_open_tool())
+        .unwrap_or(parent.root.id)
+}
+
+impl Tracer {
+    /// Makes `inv_id`, a run just started by an AgentTool call of
+    /// `parent_id` (function call `call_id` of tool `tool`), that call's
+    /// child. Only a fresh run is linked (nothing but its root yet), once.
+    /// A caller that already ended takes its runs with it: the run is ended
+    /// at once, interrupted. An unknown caller (not traced here) changes
+    /// nothing.
+    pub fn link(
+        &mut self,
+        inv_id: &str,
+        parent_id: &str,
+        call_id: Option<&str>,
+        tool: Option<&str>,
+    ) {
+        if self.stopped || inv_id == parent_id || !self.open.contains_key(inv_id) {
+            return;
+        }
+        if !self.open.contains_key(parent_id) {
+            if self.finished.contains(parent_id) {
+                self.finish(inv_id, true);
+            }
+            return;
+        }
+        if self.is_ancestor(inv_id, parent_id) {
+            return;
+        }
+        let Some(inv) = self.open.get(inv_id) else {
+            return;
+        };
+        if inv.parent.is_some()
+            || !inv.agents.is_empty()
+            || !inv.models.is_empty()
+            || !inv.tools.is_empty()
+        {
+            return;
+        }
+        let Some(parent) = self.open.get_mut(parent_id) else {
+            return;
+        };
+        let span = call_span(parent, call_id, tool);
+        let trace_id = parent.trace_id;
+        parent.children.push(inv_id.to_string());
+        if let Some(inv) = self.open.get_mut(inv_id) {
+            inv.trace_id = trace_id;
+            inv.root.parent = Some(span);
+            inv.parent = Some(parent_id.to_string());
+        }
+    }
+
+    /// Whether `ancestor` is `id` or one of the callers above it.
+    fn is_ancestor(&self, ancestor: &str, id: &str) -> bool {
+        let mut cur = Some(id);
+        for _ in 0..MAX_DEPTH {
+            match cur {
+                Some(c) if c == ancestor => return true,
+                Some(c) => cur = self.open.get(c).and_then(|i| i.parent.as_deref()),
+                None => return false,
+            }
+        }
+        true
+    }
+
+    /// Called by `finish` for an invocation already out of `open`: its
+    /// caller forgets it, and the runs it started that are still open end
+    /// first, interrupted (their spans end before the tool spans they hang
+    /// under).
+    pub(super) fn unlink(&mut self, inv: &mut Invocation) {
+        if let Some(parent) = inv.parent.as_deref().and_then(|p| self.open.get_mut(p)) {
+            parent.children.retain(|c| *c != inv.id);
+        }
+        for child in std::mem::take(&mut inv.children) {
+            self.finish(&child, true);
+        }
+    }
+}
