@@ -4,7 +4,9 @@
 // a plugin does not use resolve without crossing into Rust.
 const retry = require('./lib/retry.js')
 const { TracingPlugin } = require('./lib/tracing.js')
-const { runGuarded } = require('./lib/run_guarded.js')
+const { runGuarded, guardRunner } = require('./lib/run_guarded.js')
+// Loads @google/adk only when the first AgentTool is constructed.
+const { AgentTool } = require('./lib/agent_tool.js')
 
 // Assigned one by one so Node's ESM loader sees the named exports.
 module.exports.ReflectAndRetryToolPlugin = retry.ReflectAndRetryToolPlugin
@@ -13,3 +15,5 @@ module.exports.REFLECT_AND_RETRY_RESPONSE_TYPE = retry.REFLECT_AND_RETRY_RESPONS
 module.exports.GLOBAL_SCOPE_KEY = retry.GLOBAL_SCOPE_KEY
 module.exports.TracingPlugin = TracingPlugin
 module.exports.runGuarded = runGuarded
+module.exports.guardRunner = guardRunner
+module.exports.AgentTool = AgentTool

@@ -1,27 +1,48 @@
 'use strict'
-// runGuarded(runner, request): yields what runner.runAsync(request) yields and,
-// however the iteration ends, finishes every invocation it started on every
-// plugin of the runner that has finishInterruptedInvocation.
+// runGuarded(runner, request) and guardRunner(runner): the events of a run
+// and, however the iteration ends, every invocation it started finished on
+// every plugin of the runner that has finishInterruptedInvocation.
 //
 // A run can throw before its first event (another plugin's
 // onUserMessageCallback/beforeRunCallback, a failed session lookup), so ids
 // seen on events are not enough. Each step of the inner generator runs inside
 // an AsyncLocalStorage store; our plugins call noteInvocationStarted(id) from
 // their first callback of a run, which records the id in the store of the
-// runGuarded call that is driving it (and costs one getStore() otherwise).
+// guarded run that is driving it (and costs one getStore() otherwise).
+//
+// Runs nest: an AgentTool's inner run is driven from inside its caller's step,
+// and is guarded itself (lib/agent_tool.js). An id is noted in every enclosing
+// store, so the outermost guard also finishes inner runs that could not end
+// on their own (a consumer broke out while a parallel branch was inside one).
 const { AsyncLocalStorage } = require('node:async_hooks')
 
 const startedInvocations = new AsyncLocalStorage()
 
-/** Called by plugins when a run starts; records the id for runGuarded. */
+/** The store of one guarded run: the ids it started, and the enclosing run's store. */
+class StartedInvocations {
+  constructor(outer) {
+    this.ids = new Set()
+    this.outer = outer
+  }
+}
+
+function note(store, invocationId) {
+  for (let s = store; s !== undefined; s = s.outer) s.ids.add(invocationId)
+}
+
+/** Called by plugins when a run starts; records the id for the guarded runs driving it. */
 function noteInvocationStarted(invocationId) {
-  const ids = startedInvocations.getStore()
-  if (ids !== undefined && typeof invocationId === 'string') ids.add(invocationId)
+  const store = startedInvocations.getStore()
+  if (store !== undefined && typeof invocationId === 'string') note(store, invocationId)
 }
 
 function pluginsOf(runner) {
-  const plugins = runner?.pluginManager?.plugins
-  return plugins ? Array.from(plugins) : []
+  try {
+    const plugins = runner?.pluginManager?.plugins
+    return plugins ? Array.from(plugins) : []
+  } catch {
+    return []
+  }
 }
 
 function finishAll(runner, ids) {
@@ -38,27 +59,74 @@ function finishAll(runner, ids) {
   }
 }
 
-async function* runGuarded(runner, request) {
-  const ids = new Set()
-  const events = startedInvocations.run(ids, () => runner.runAsync(request))
+/**
+ * Yields what `start()` (a runner method's event generator) yields and
+ * finishes, however the iteration ends, every invocation started meanwhile
+ * on every plugin of `runner`.
+ */
+async function* guarded(runner, start) {
+  const store = new StartedInvocations(startedInvocations.getStore())
+  const events = startedInvocations.run(store, start)
   try {
     while (true) {
-      const step = await startedInvocations.run(ids, () => events.next())
+      const step = await startedInvocations.run(store, () => events.next())
       if (step.done) return step.value
-      if (typeof step.value?.invocationId === 'string') ids.add(step.value.invocationId)
+      if (typeof step.value?.invocationId === 'string') note(store, step.value.invocationId)
       yield step.value
     }
   } finally {
     try {
       // Ends the inner generator too (break, throw into us, abort): ADK's own
       // finally blocks run before the invocations are finished.
-      await startedInvocations.run(ids, () => events.return(undefined))
+      await startedInvocations.run(store, () => events.return(undefined))
     } catch {
       // The inner generator failing while closing changes nothing here.
     } finally {
-      finishAll(runner, ids)
+      finishAll(runner, store.ids)
     }
   }
 }
 
-module.exports = { runGuarded, noteInvocationStarted }
+function runGuarded(runner, request) {
+  return guarded(runner, () => runner.runAsync(request))
+}
+
+const guardedRunners = new WeakSet()
+
+/**
+ * From now on `runner.runAsync(...)` and `runner.runEphemeral(...)` behave as
+ * runGuarded does. Idempotent; returns the same runner.
+ */
+function guardRunner(runner) {
+  if (runner === null || (typeof runner !== 'object' && typeof runner !== 'function')) {
+    throw new TypeError('guardRunner: runner must be an ADK Runner.')
+  }
+  if (guardedRunners.has(runner)) return runner
+  const runAsync = runner.runAsync
+  if (typeof runAsync !== 'function') throw new TypeError('guardRunner: runner must be an ADK Runner (no runAsync method).')
+  // Own properties shadow the class's methods; the originals are the ones
+  // this instance had when it was guarded (an own override included).
+  Object.defineProperty(runner, 'runAsync', {
+    value: function runAsyncGuarded(params) {
+      return guarded(runner, () => runAsync.call(runner, params))
+    },
+    writable: true,
+    configurable: true,
+  })
+  const runEphemeral = runner.runEphemeral
+  if (typeof runEphemeral === 'function') {
+    // ADK's runEphemeral runs this.runAsync (now guarded too): both guards
+    // finish the same ids, which is idempotent.
+    Object.defineProperty(runner, 'runEphemeral', {
+      value: function runEphemeralGuarded(params) {
+        return guarded(runner, () => runEphemeral.call(runner, params))
+      },
+      writable: true,
+      configurable: true,
+    })
+  }
+  guardedRunners.add(runner)
+  return runner
+}
+
+module.exports = { runGuarded, guardRunner, guarded, noteInvocationStarted }

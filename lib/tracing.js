@@ -14,6 +14,7 @@ const {
 } = require('./native.js')
 const { fillPassThroughCallbacks, PASS } = require('./plugin_shell.js')
 const { noteInvocationStarted } = require('./run_guarded.js')
+const { callerOf } = require('./agent_tool_link.js')
 const { safeJson } = require('./tracing/json.js')
 const { flattenAgentTree, rootOf } = require('./tracing/agents.js')
 
@@ -376,6 +377,9 @@ class TracingPlugin {
       capture,
       envVertex(),
     )
+    // A run of this package's AgentTool: a child of the call that started it.
+    const caller = again ? undefined : callerOf(ic)
+    if (caller !== undefined) this._native.linkInvocation(id, caller.invocationId, caller.functionCallId, caller.toolName)
   }
 
   onUserMessageCallback(params) {

@@ -1,0 +1,147 @@
+// guardRunner(runner): the runner's own runAsync and runEphemeral behave as
+// runGuarded does, AgentTool runs included; guarding twice wraps once.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { InMemoryRunner, LlmAgent, ParallelAgent } from '@google/adk'
+import { AgentTool, ReflectAndRetryToolPlugin, TracingPlugin, guardRunner, runGuarded } from '../index.js'
+import { ScriptedLlm, call } from './helpers/scripted_llm.mjs'
+import { addTool, newSession, plugin, request } from './helpers/tracing_helpers.mjs'
+
+const INTERRUPTED = 'weave.google_adk.interrupted'
+
+function setup(script = [call('add', { a: 1, b: 2 }), 'three']) {
+  const tracing = new TracingPlugin({ exporter: 'memory' })
+  const root = new LlmAgent({ name: 'root', model: new ScriptedLlm(script), tools: [addTool()] })
+  const runner = new InMemoryRunner({ agent: root, appName: 'app', plugins: [tracing] })
+  return { tracing, runner }
+}
+
+const rootSpan = (tracing) => tracing.getFinishedSpans().find((s) => s.parentSpanId === undefined)
+
+for (const guarded of [true, false]) {
+  test(`runEphemeral broken out of (${guarded ? 'guardRunner' : 'unguarded, control'})`, async () => {
+    const { tracing, runner } = setup()
+    if (guarded) assert.equal(guardRunner(runner), runner)
+    for await (const ev of runner.runEphemeral({ userId: 'u', newMessage: { role: 'user', parts: [{ text: 'hi' }] } })) {
+      assert.equal(ev.author, 'root')
+      break
+    }
+    assert.equal(tracing.openInvocationCount, guarded ? 0 : 1)
+    if (guarded) assert.equal(rootSpan(tracing).attributes[INTERRUPTED], true)
+    // runEphemeral's own cleanup still ran: the session is gone.
+    const sessions = await runner.sessionService.listSessions({ appName: 'app', userId: 'u' })
+    assert.equal(sessions.sessions.length, 0)
+  })
+}
+
+test('runAsync of a guarded runner: the same events, and a break finishes the run', async () => {
+  const plain = setup()
+  const plainEvents = []
+  for await (const ev of plain.runner.runAsync(request(await newSession(plain.runner)))) plainEvents.push(ev)
+
+  const { tracing, runner } = setup()
+  guardRunner(runner)
+  const events = []
+  for await (const ev of runner.runAsync(request(await newSession(runner)))) events.push(ev)
+  const shape = (evs) => evs.map((e) => [e.author, JSON.stringify(e.content?.parts?.map((p) => Object.keys(p)))])
+  assert.deepEqual(shape(events), shape(plainEvents))
+  assert.equal(tracing.openInvocationCount, 0)
+  assert.equal(rootSpan(tracing).attributes[INTERRUPTED], undefined, 'drained: a normal end')
+
+  for await (const ev of runner.runAsync(request(await newSession(runner)))) {
+    void ev
+    break
+  }
+  assert.equal(tracing.openInvocationCount, 0)
+  const roots = tracing.getFinishedSpans().filter((s) => s.parentSpanId === undefined)
+  assert.equal(roots.length, 2)
+  assert.equal(roots[1].attributes[INTERRUPTED], true)
+})
+
+test('a run that throws before its first event is finished too', async () => {
+  const { tracing, runner } = setup()
+  runner.pluginManager.registerPlugin(
+    plugin('throws', {
+      beforeRunCallback: async () => {
+        throw new Error('no run today')
+      },
+    }),
+  )
+  guardRunner(runner)
+  await assert.rejects(async () => {
+    for await (const ev of runner.runAsync(request(await newSession(runner)))) void ev
+  }, /no run today/)
+  assert.equal(tracing.openInvocationCount, 0)
+})
+
+test('guardRunner is idempotent and returns the runner', () => {
+  const { runner } = setup()
+  const proto = Object.getPrototypeOf(runner)
+  assert.equal(guardRunner(runner), runner)
+  const runAsync = runner.runAsync
+  const runEphemeral = runner.runEphemeral
+  assert.notEqual(runAsync, proto.runAsync)
+  assert.notEqual(runEphemeral, proto.runEphemeral)
+  assert.equal(guardRunner(runner), runner)
+  assert.equal(runner.runAsync, runAsync, 'not wrapped twice')
+  assert.equal(runner.runEphemeral, runEphemeral)
+  // Other instances are untouched.
+  assert.equal(setup().runner.runAsync, proto.runAsync)
+  assert.throws(() => guardRunner(null), TypeError)
+  assert.throws(() => guardRunner({}), TypeError)
+})
+
+test('runGuarded over a guarded runner still yields every event once', async () => {
+  const { tracing, runner } = setup()
+  guardRunner(runner)
+  const events = []
+  for await (const ev of runGuarded(runner, request(await newSession(runner)))) events.push(ev)
+  assert.equal(events.length, 3)
+  assert.equal(tracing.openInvocationCount, 0)
+})
+
+test('a guarded runner finishes AgentTool runs a break left open', async () => {
+  // Branch a is inside its AgentTool call (the sub-agent's model waits) when
+  // the consumer breaks on branch b's answer.
+  let entered
+  const inside = new Promise((resolve) => (entered = resolve))
+  const helper = new LlmAgent({
+    name: 'helper',
+    model: new ScriptedLlm([
+      call('add', { a: 1, b: 1 }),
+      async () => {
+        entered()
+        await new Promise(() => {}) // never answers
+      },
+    ]),
+    tools: [addTool()],
+  })
+  const a = new LlmAgent({
+    name: 'a',
+    model: new ScriptedLlm([call('helper', { request: 'go' })]),
+    tools: [new AgentTool({ agent: helper })],
+  })
+  const b = new LlmAgent({
+    name: 'b',
+    model: new ScriptedLlm([
+      async () => {
+        await inside
+        return 'b done'
+      },
+    ]),
+  })
+  const tracing = new TracingPlugin({ exporter: 'memory' })
+  const retry = new ReflectAndRetryToolPlugin()
+  const runner = guardRunner(
+    new InMemoryRunner({ agent: new ParallelAgent({ name: 'par', subAgents: [a, b] }), appName: 'app', plugins: [retry, tracing] }),
+  )
+  for await (const ev of runner.runAsync(request(await newSession(runner)))) {
+    if (ev.author === 'b' && ev.content?.parts?.some((p) => p.text)) break
+  }
+  assert.equal(tracing.openInvocationCount, 0)
+  const spans = tracing.getFinishedSpans()
+  assert.equal(new Set(spans.map((s) => s.traceId)).size, 1)
+  const call_ = spans.find((s) => s.name === 'execute_tool helper')
+  const inner = spans.find((s) => s.name === 'invoke_agent helper' && s.parentSpanId === call_.spanId)
+  assert.equal(inner.attributes[INTERRUPTED], true)
+})
