@@ -1,4 +1,4 @@
-import type { BasePlugin, BaseTool, Context, Event, Runner } from '@google/adk'
+import type { AgentTool as AdkAgentTool, BasePlugin, BaseTool, Context, Event, Runner } from '@google/adk'
 
 /** The two tracking scopes of ReflectAndRetryToolPlugin. */
 export declare const TrackingScope: {
@@ -151,3 +151,20 @@ export declare function runGuarded(
   runner: Runner,
   request: Parameters<Runner['runAsync']>[0],
 ): AsyncGenerator<Event, void, undefined>
+
+/**
+ * From now on `runner.runAsync(...)` and `runner.runEphemeral(...)` of this
+ * instance behave as `runGuarded` does: the same events, and every invocation
+ * they started (AgentTool runs included) finished on every plugin however the
+ * iteration ends. Idempotent; returns the same runner.
+ */
+export declare function guardRunner<R extends Runner>(runner: R): R
+
+/**
+ * `@google/adk`'s `AgentTool` (same constructor and declaration) whose inner
+ * runner gets the plugins of the invocation that called it, as in the Python
+ * ADK: `TracingPlugin` puts the sub-agent's spans under the call's
+ * `execute_tool` span, `ReflectAndRetryToolPlugin` retries its tool failures.
+ * `@google/adk` is loaded when the first one is constructed.
+ */
+export declare class AgentTool extends AdkAgentTool {}

@@ -1,11 +1,13 @@
 // Must compile under `tsc --strict`: both plugins are ADK plugins.
-import { BasePlugin, InMemoryRunner, LlmAgent } from '@google/adk'
+import { AgentTool as AdkAgentTool, BasePlugin, BaseTool, InMemoryRunner, LlmAgent } from '@google/adk'
 import {
   GLOBAL_SCOPE_KEY,
   REFLECT_AND_RETRY_RESPONSE_TYPE,
   ReflectAndRetryToolPlugin,
   TracingPlugin,
   TrackingScope,
+  AgentTool,
+  guardRunner,
   runGuarded,
   type FinishedSpan,
 } from 'adk-native-plugins'
@@ -36,6 +38,15 @@ async function main(): Promise<void> {
   } finally {
     if (invocationId) tracing.finishInterruptedInvocation(invocationId)
   }
+  const guarded: InMemoryRunner = guardRunner(runner)
+  for await (const event of guarded.runEphemeral({ userId: 'u', newMessage: { role: 'user', parts: [{ text: 'hi' }] } })) {
+    void event.author
+  }
+  const helper = new AgentTool({ agent: new LlmAgent({ name: 'h', model: 'gemini-2.5-flash' }), skipSummarization: true })
+  const asAdk: AdkAgentTool = helper
+  const tools: BaseTool[] = [helper]
+  void new LlmAgent({ name: 'caller', model: 'gemini-2.5-flash', tools: [helper] })
+  void [asAdk, tools]
   await tracing.forceFlush()
   await tracing.shutdown()
 }
