@@ -91,13 +91,31 @@ test('guardRunner is idempotent and returns the runner', () => {
   assert.throws(() => guardRunner({}), TypeError)
 })
 
-test('runGuarded over a guarded runner still yields every event once', async () => {
-  const { tracing, runner } = setup()
+/** A foreign plugin that counts the finishInterruptedInvocation calls per id. */
+function finishCounter() {
+  const calls = new Map()
+  const p = plugin('finish_counter', {})
+  p.finishInterruptedInvocation = (id) => calls.set(id, (calls.get(id) ?? 0) + 1)
+  p.calls = calls
+  return p
+}
+
+test('each invocation is finished once per plugin: guarded twice, runEphemeral, runGuarded over a guarded runner', async () => {
+  const { tracing, runner } = setup([call('add', { a: 1, b: 2 }), call('add', { a: 1, b: 2 }), 'three'])
+  const counter = finishCounter()
+  runner.pluginManager.registerPlugin(counter)
   guardRunner(runner)
+  guardRunner(runner)
+  for await (const ev of runner.runEphemeral({ userId: 'u', newMessage: { role: 'user', parts: [{ text: 'hi' }] } })) {
+    void ev
+    break
+  }
   const events = []
   for await (const ev of runGuarded(runner, request(await newSession(runner)))) events.push(ev)
-  assert.equal(events.length, 3)
+  assert.equal(events.length, 3, 'every event once')
   assert.equal(tracing.openInvocationCount, 0)
+  assert.equal(counter.calls.size, 2)
+  assert.deepEqual([...counter.calls.values()], [1, 1])
 })
 
 test('a guarded runner finishes AgentTool runs a break left open', async () => {

@@ -23,6 +23,10 @@ class StartedInvocations {
   constructor(outer) {
     this.ids = new Set()
     this.outer = outer
+    // Set while this run is about to call the guarded runAsync of that
+    // runner (runGuarded over a guarded runner, ADK's runEphemeral): that
+    // call is this run, guarded already, so each id is finished once.
+    this.delegatesTo = undefined
   }
 }
 
@@ -60,13 +64,13 @@ function finishAll(runner, ids) {
 }
 
 /**
- * Yields what `start()` (a runner method's event generator) yields and
+ * Yields what `start(store)` (a runner method's event generator) yields and
  * finishes, however the iteration ends, every invocation started meanwhile
  * on every plugin of `runner`.
  */
 async function* guarded(runner, start) {
   const store = new StartedInvocations(startedInvocations.getStore())
-  const events = startedInvocations.run(store, start)
+  const events = startedInvocations.run(store, start, store)
   try {
     while (true) {
       const step = await startedInvocations.run(store, () => events.next())
@@ -88,7 +92,14 @@ async function* guarded(runner, start) {
 }
 
 function runGuarded(runner, request) {
-  return guarded(runner, () => runner.runAsync(request))
+  return guarded(runner, (store) => {
+    store.delegatesTo = runner
+    try {
+      return runner.runAsync(request)
+    } finally {
+      store.delegatesTo = undefined
+    }
+  })
 }
 
 const guardedRunners = new WeakSet()
@@ -108,6 +119,11 @@ function guardRunner(runner) {
   // this instance had when it was guarded (an own override included).
   Object.defineProperty(runner, 'runAsync', {
     value: function runAsyncGuarded(params) {
+      const store = startedInvocations.getStore()
+      if (store !== undefined && store.delegatesTo === runner) {
+        store.delegatesTo = undefined
+        return runAsync.call(runner, params)
+      }
       return guarded(runner, () => runAsync.call(runner, params))
     },
     writable: true,
@@ -115,11 +131,13 @@ function guardRunner(runner) {
   })
   const runEphemeral = runner.runEphemeral
   if (typeof runEphemeral === 'function') {
-    // ADK's runEphemeral runs this.runAsync (now guarded too): both guards
-    // finish the same ids, which is idempotent.
+    // ADK's runEphemeral runs this.runAsync, guarded by this call already.
     Object.defineProperty(runner, 'runEphemeral', {
       value: function runEphemeralGuarded(params) {
-        return guarded(runner, () => runEphemeral.call(runner, params))
+        return guarded(runner, (store) => {
+          store.delegatesTo = runner // until its first runAsync call
+          return runEphemeral.call(runner, params)
+        })
       },
       writable: true,
       configurable: true,
