@@ -288,6 +288,8 @@ test('an abort inside the sub-run leaves nothing open', async () => {
   const root = new LlmAgent({ name: 'root', model: rootLlm, tools: [new AgentTool({ agent: sub })] })
   const { retry, tracing, rec, runner } = setup(root)
   runner.pluginManager.registerPlugin(aborter)
+  const finished = []
+  rec.finishInterruptedInvocation = (id) => finished.push(id)
   await drain(runGuarded(runner, { ...request(await newSession(runner)), abortSignal: controller.signal }))
   assert.ok(controller.signal.aborted)
   assert.equal(rootLlm.requests.length, 1)
@@ -297,6 +299,8 @@ test('an abort inside the sub-run leaves nothing open', async () => {
   assert.equal(spans.filter((s) => s.parentSpanId === undefined).length, 1)
   assert.equal(innerRoot(spans, 'helper').attributes[INTERRUPTED], true)
   assert.equal((await failAgain(retry, rec.idOf('helper'))).retry_count, 1, 'inner scope dropped')
+  // Both invocations finished on every plugin, once each.
+  assert.deepEqual(finished.sort(), [rec.idOf('root'), rec.idOf('helper')].sort())
 })
 
 /** A sub-agent that throws out of its run. */

@@ -87,6 +87,9 @@ async function* guarded(runner, start) {
       // The inner generator failing while closing changes nothing here.
     } finally {
       finishAll(runner, store.ids)
+      // Only this runner's plugins ever saw these invocations: the
+      // enclosing runs need not finish them again.
+      for (let s = store.outer; s !== undefined; s = s.outer) for (const id of store.ids) s.ids.delete(id)
     }
   }
 }
