@@ -27,7 +27,12 @@ function isInstance(value, Class) {
 /** The build `agent` belongs to: the CommonJS one when it is loaded and the
  * agent is its, else the ESM one (require(esm), Node >= 20.19), else CJS. */
 function chooseBuild(agent) {
-  const cjsIndex = require.resolve('@google/adk')
+  let cjsIndex
+  try {
+    cjsIndex = require.resolve('@google/adk')
+  } catch (e) {
+    throw new Error(`AgentTool needs its peer dependency @google/adk (>= 2.0.0), which could not be found: ${e.message}`)
+  }
   const cjsDir = path.dirname(cjsIndex)
   const esmDir = path.join(cjsDir, '..', 'esm')
   const loadedCjs = require.cache[cjsIndex]?.exports
