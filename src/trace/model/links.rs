@@ -2,7 +2,7 @@
 //! that call's child. Its root span is parented by the call's `execute_tool`
 //! span, in the caller's trace, and the caller's end ends it.
 
-use super::Tracer;
+use super::{Tracer, RECENTLY_FINISHED};
 use crate::trace::invocation::Invocation;
 
 /// How far a chain of nested AgentTool runs is followed (cycle guard).
@@ -38,9 +38,10 @@ impl Tracer {
     /// Makes `inv_id`, a run just started by an AgentTool call of
     /// `parent_id` (function call `call_id` of tool `tool`), that call's
     /// child. Only a fresh run is linked (nothing but its root yet), once.
-    /// A caller that already ended takes its runs with it: the run is ended
-    /// at once, interrupted. An unknown caller (not traced here) changes
-    /// nothing.
+    /// A caller that already ended (a consumer broke out while the call was
+    /// still starting its run) took its trace with it: the run is dropped,
+    /// as later callbacks of a finished invocation are. An unknown caller
+    /// (not traced here) changes nothing.
     pub fn link(
         &mut self,
         inv_id: &str,
@@ -53,7 +54,7 @@ impl Tracer {
         }
         if !self.open.contains_key(parent_id) {
             if self.finished.contains(parent_id) {
-                self.finish(inv_id, true);
+                self.drop_unstarted(inv_id);
             }
             return;
         }
@@ -80,6 +81,22 @@ impl Tracer {
             inv.trace_id = trace_id;
             inv.root.parent = Some(span);
             inv.parent = Some(parent_id.to_string());
+        }
+    }
+
+    /// Forgets a run that has nothing but its root, without ending a span;
+    /// its later callbacks are ignored.
+    fn drop_unstarted(&mut self, inv_id: &str) {
+        let Some(inv) = self.open.remove(inv_id) else {
+            return;
+        };
+        self.order.remove(&inv.seq);
+        self.finished.insert(inv.id.clone());
+        self.finished_order.push_back(inv.id);
+        while self.finished_order.len() > RECENTLY_FINISHED {
+            if let Some(old) = self.finished_order.pop_front() {
+                self.finished.remove(&old);
+            }
         }
     }
 
