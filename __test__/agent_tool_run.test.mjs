@@ -39,8 +39,9 @@ function flakyTool(name = 'flaky', failures = Infinity) {
 function recorder() {
   const starts = []
   const p = plugin('recorder', {
-    onUserMessageCallback: async ({ invocationContext }) => {
-      starts.push({ id: invocationContext.invocationId, agent: invocationContext.agent?.name, self: p })
+    async onUserMessageCallback({ invocationContext }) {
+      // `this`: the instance each runner called (the same one in both).
+      starts.push({ id: invocationContext.invocationId, agent: invocationContext.agent?.name, self: this })
       return undefined
     },
   })
