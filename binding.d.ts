@@ -30,6 +30,12 @@ export declare class NativeTracer {
    * name): same trace, root under that call's `execute_tool` span.
    */
   linkInvocation(invocationId: string, parentInvocationId: string, functionCallId?: string | undefined | null, toolName?: string | undefined | null): void
+  /**
+   * The open AgentTool runs ending `invocation_id` would end with it
+   * (lib/tracing.js supplies their held tool results first); `None` when
+   * there are none.
+   */
+  linkedRuns(invocationId: string): Array<string> | null
   /** Agents of a tree learnt after the run started (Workflow roots). */
   addAgents(invocationId: string, agents?: Array<string> | undefined | null): void
   beforeAgent(invocationId: string, agent?: string | undefined | null): void

@@ -332,6 +332,7 @@ class TracingPlugin {
     this._maxOpen = options.maxOpenInvocations ?? 10000
     this._seen = new Map() // invocation id -> Map(token -> result)
     this._seenToken = 0
+    this._linked = false // an AgentTool run was linked to its call (lib/agent_tool.js)
     const warning = native.warning
     if (warning) warnOnce('NO_EXPORTER', warning)
     live.add(new WeakRef(this))
@@ -379,7 +380,10 @@ class TracingPlugin {
     )
     // A run of this package's AgentTool: a child of the call that started it.
     const caller = again ? undefined : callerOf(ic)
-    if (caller !== undefined) this._native.linkInvocation(id, caller.invocationId, caller.functionCallId, caller.toolName)
+    if (caller !== undefined) {
+      this._linked = true
+      this._native.linkInvocation(id, caller.invocationId, caller.functionCallId, caller.toolName)
+    }
   }
 
   onUserMessageCallback(params) {
@@ -438,7 +442,7 @@ class TracingPlugin {
     try {
       const id = params?.invocationContext?.invocationId
       if (typeof id === 'string') {
-        if (this._seen.size !== 0) this._supplySeen(id)
+        if (this._seen.size !== 0) this._supplySeenWithLinked(id)
         // 2 * open invocations + 1 when the exporter has warnings to take.
         const state = this._native.finish(id, false)
         this._forget(id)
@@ -610,7 +614,7 @@ class TracingPlugin {
   finishInterruptedInvocation(invocationId) {
     if (typeof invocationId !== 'string') return
     try {
-      if (this._seen.size !== 0) this._supplySeen(invocationId)
+      if (this._seen.size !== 0) this._supplySeenWithLinked(invocationId)
       const state = this._native.finish(invocationId, true)
       this._forget(invocationId)
       if (state < 2) pinned.delete(this)
@@ -652,6 +656,15 @@ class TracingPlugin {
       // The invocation still ends, without these results.
       problem('afterToolCallback', e)
     }
+  }
+
+  /** _supplySeen for `id` and for the AgentTool runs its end ends too. */
+  _supplySeenWithLinked(id) {
+    if (this._linked) {
+      const runs = this._native.linkedRuns(id)
+      if (runs) for (const run of runs) this._supplySeen(run)
+    }
+    this._supplySeen(id)
   }
 
   _supplyAllSeen() {

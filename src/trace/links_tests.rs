@@ -174,7 +174,11 @@ fn nested_agent_tools_nest_and_end_together() {
     start(&mut t, "deep-inv", "deep");
     t.link("deep-inv", "inner-inv", Some("c2"), Some("f"));
     t.before_model("deep-inv", Some("deep"), ModelRequest::default());
+    assert_eq!(t.linked_runs("outer-inv"), ["inner-inv", "deep-inv"]);
+    assert_eq!(t.linked_runs("inner-inv"), ["deep-inv"]);
+    assert!(t.linked_runs("deep-inv").is_empty());
     t.finish("outer-inv", true);
+    assert!(t.linked_runs("outer-inv").is_empty());
     assert_eq!(t.open_count(), 0);
     let spans = sink.spans();
     let trace = spans[0].trace_id;

@@ -280,6 +280,15 @@ impl NativeTracer {
         Ok(())
     }
 
+    /// The open AgentTool runs ending `invocation_id` would end with it
+    /// (lib/tracing.js supplies their held tool results first); `None` when
+    /// there are none.
+    #[napi]
+    pub fn linked_runs(&self, invocation_id: JsString<'_>) -> Result<Option<Vec<String>>> {
+        let runs = self.tracer.linked_runs(&owned(&invocation_id)?);
+        Ok((!runs.is_empty()).then_some(runs))
+    }
+
     /// Agents of a tree learnt after the run started (Workflow roots).
     #[napi]
     pub fn add_agents(

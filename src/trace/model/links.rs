@@ -7,6 +7,8 @@ use crate::trace::invocation::Invocation;
 
 /// How far a chain of nested AgentTool runs is followed (cycle guard).
 const MAX_DEPTH: usize = 64;
+/// How many linked runs `linked_runs` lists at most.
+const MAX_LINKED: usize = 4096;
 
 /// The span an AgentTool run hangs under: the `execute_tool` span of its
 /// call (by function call id, else the latest open span of that tool, else
@@ -98,6 +100,24 @@ impl Tracer {
                 self.finished.remove(&old);
             }
         }
+    }
+
+    /// The open runs `id` ends with it (its AgentTool runs, theirs, …),
+    /// deepest last; empty for a run that started none.
+    pub fn linked_runs(&self, id: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut next = 0;
+        if let Some(inv) = self.open.get(id) {
+            out.extend(inv.children.iter().cloned());
+        }
+        // Breadth first; the link rules keep it a tree of bounded depth.
+        while next < out.len() && out.len() < MAX_LINKED {
+            if let Some(inv) = self.open.get(&out[next]) {
+                out.extend(inv.children.iter().cloned());
+            }
+            next += 1;
+        }
+        out
     }
 
     /// Whether `ancestor` is `id` or one of the callers above it.
