@@ -158,11 +158,8 @@ export declare function retryEngineRelease(id: number): void
 
 export declare function retryGuidanceTexts(): GuidanceTexts
 
-/**
- * The per-failure calls, each taking one key string
- * `"<engine id>\0<scope>\0<tool>"` (`"<engine id>\0<scope>"` to drop a scope).
- */
-export declare function retryHotCalls(): { retryFailure(key: string): number; retryUnknownToolFailure(key: string): number; retrySuccess(key: string): number; retryDropScope(key: string): boolean }
+/** The per-failure calls, each taking one key number (`super::Key`). */
+export declare function retryHotCalls(): { retryFailure(key: number): number; retryUnknownToolFailure(key: number): number }
 
 /**
  * The `process.on('exit')` path: stops every sink, delivering what is queued

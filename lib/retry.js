@@ -4,14 +4,14 @@
 //
 // Counting, decisions and the guidance texts live in Rust (src/retry, via src/js/retry/). This
 // shell reads the few values a failure needs from ADK's objects, renders
-// `<details>` and `<args>` the way JavaScript prints them, and makes one
-// synchronous native call per failure. Callbacks it does not use are the
-// shared pre-resolved PASS promise.
+// `<details>` and `<args>` the way JavaScript prints them, keeps the
+// (scope, tool) pairs, and makes one synchronous native call per failure.
+// Callbacks it does not use are the shared pre-resolved PASS promise.
 const { types } = require('node:util')
 const { fillPassThroughCallbacks, PASS } = require('./plugin_shell.js')
 const { retryEngineCreate, retryEngineRelease, retryGuidanceTexts, retryHotCalls } = require('./native.js')
-// The per-failure calls: plain N-API callbacks taking one key string.
-const { retryFailure, retryUnknownToolFailure, retrySuccess, retryDropScope } = retryHotCalls()
+// The per-failure calls: plain N-API callbacks taking one key number.
+const { retryFailure, retryUnknownToolFailure } = retryHotCalls()
 const { noteInvocationStarted } = require('./run_guarded.js')
 
 const TrackingScope = Object.freeze({ INVOCATION: 'invocation', GLOBAL: 'global' })
@@ -85,8 +85,18 @@ function isThenable(value) {
   }
 }
 
+/** `value instanceof C`, false where the check itself throws (a revoked
+ * Proxy, or one in the prototype chain, or a throwing getPrototypeOf trap). */
+function isInstance(value, C) {
+  try {
+    return value instanceof C
+  } catch {
+    return false
+  }
+}
+
 function isError(value) {
-  return value instanceof Error || types.isNativeError(value)
+  return types.isNativeError(value) || isInstance(value, Error)
 }
 
 function safeString(value) {
@@ -238,6 +248,13 @@ function response(type, details, retryCount, guidance) {
 // failure then takes the normal onToolErrorCallback path. The tools declared
 // to the model (llmRequest.config.tools) are not touched.
 class MissingTool {
+  #missing = true
+
+  /** A brand check: no trap of a Proxy runs, so it never throws. */
+  static is(value) {
+    return value !== null && typeof value === 'object' && #missing in value
+  }
+
   constructor(name, registered) {
     this.name = name
     this.description = 'Tool not found'
@@ -304,18 +321,27 @@ function isNotFoundAnswer(result) {
 
 // --- the plugin ---------------------------------------------------------------
 
-// The native keys of one scope's failed tools (see #scopes).
+// Engine ids and slots travel as one number (src/js/retry/mod.rs `Key`):
+// engine id * 2^32 + (FRESH when the pair holds no count) + slot.
+const ENGINE_UNIT = 2 ** 32
+const FRESH = 2 ** 31
+// Beyond these the number would not be exact; never reached in practice
+// (live plugins; pairs alive at once in one plugin).
+const MAX_ENGINE = 2 ** 21
+const MAX_SLOT = FRESH - 1
+
+// The failed tools of one scope (see #scopes).
 class ScopeKeys {
-  constructor(prefix) {
-    this.prefix = prefix // "<engine id>\0<scope>\0"
+  constructor() {
     this.tools = new Map() // tool name -> PairKey
     this.counted = 0 // pairs with `counted` set
   }
 }
 
 class PairKey {
-  constructor(key) {
-    this.key = key // "<engine id>\0<scope>\0<tool>"
+  constructor(key, slot) {
+    this.key = key // engine id * 2^32 + slot
+    this.slot = slot
     this.counted = false
   }
 }
@@ -360,21 +386,25 @@ class ReflectAndRetryToolPlugin {
   #extractor
   #predicate
   #engine
-  // "<engine id>\0": the start of every key the native functions take.
-  #keyPrefix
+  // engine id * 2^32: the base of every key the native functions take.
+  #keyBase
   // scope key -> ScopeKeys: every (scope, tool) pair that failed in a scope
-  // still open, with its native key and whether the engine holds a count
-  // for it. Only this instance changes its engine's counts, on this thread,
-  // so `counted` follows the engine exactly: set before a failure is counted,
-  // cleared after the pair's reset (a success) or its scope's drop. A
-  // success or an invocation end with nothing counted then needs no native
-  // call, and a retry loop reuses its key instead of building a string. A
-  // reset pair keeps its entry (a retry loop alternates failure and
-  // success) until its scope ends: bounded by the open invocations' failed
-  // tools, and in global scope by the tool names that ever failed.
+  // still open, with its slot in the engine and whether that slot holds
+  // the pair's count. Maps keyed by the JavaScript strings themselves: any
+  // two distinct ids or names (lone surrogates, NULs) are distinct pairs.
+  // Only this instance uses its engine, on this thread, so `counted` is
+  // the truth: a success, or the end of a scope, clears it without a
+  // native call, and the next failure of an uncounted pair tells the engine
+  // to start from zero (FRESH). A reset pair keeps its entry (a retry loop
+  // alternates failure and success) until its scope ends, when its slot is
+  // freed for reuse: bounded by the open invocations' failed tools, and in
+  // global scope by the tool names that ever failed.
   #scopes = new Map()
   // Pairs with `counted` set, over all scopes.
   #countedPairs = 0
+  // Slots of ended scopes, reused before new ones are taken.
+  #freeSlots = []
+  #nextSlot = 0
   constructor(options) {
     const o = validateOptions(options)
     this.#name = o.name
@@ -385,7 +415,11 @@ class ReflectAndRetryToolPlugin {
     this.#predicate = o.retryPredicate
     this.#maxText = String(o.maxRetries)
     this.#engine = retryEngineCreate(o.maxRetries, o.throwExceptionIfRetryExceeded)
-    this.#keyPrefix = `${this.#engine}\0`
+    if (!(this.#engine < MAX_ENGINE)) {
+      retryEngineRelease(this.#engine)
+      throw new Error('ReflectAndRetryToolPlugin: too many live plugin instances.')
+    }
+    this.#keyBase = this.#engine * ENGINE_UNIT
     engines.register(this, this.#engine)
   }
 
@@ -478,7 +512,7 @@ class ReflectAndRetryToolPlugin {
       if (typeof result === 'object' && result !== null) {
         if (result.response_type === REFLECT_AND_RETRY_RESPONSE_TYPE || isNotFoundAnswer(result)) return PASS
       }
-      if (tool instanceof MissingTool) return PASS
+      if (MissingTool.is(tool)) return PASS
     } catch {
       return PASS // unreadable params or result: nothing to count
     }
@@ -503,11 +537,9 @@ class ReflectAndRetryToolPlugin {
   #dropScope(invocationId) {
     const keys = this.#scopes.get(invocationId)
     if (keys === undefined) return
-    if (keys.counted !== 0) {
-      retryDropScope(this.#keyPrefix + invocationId)
-      this.#countedPairs -= keys.counted
-    }
+    this.#countedPairs -= keys.counted
     this.#scopes.delete(invocationId)
+    for (const pair of keys.tools.values()) this.#freeSlots.push(pair.slot)
   }
 
   #scopeKey(toolContext) {
@@ -520,7 +552,6 @@ class ReflectAndRetryToolPlugin {
     if (keys === undefined || keys.counted === 0) return PASS
     const pair = keys.tools.get(toolNameOf(tool))
     if (pair === undefined || !pair.counted) return PASS
-    retrySuccess(pair.key)
     pair.counted = false
     keys.counted--
     this.#countedPairs--
@@ -532,20 +563,22 @@ class ReflectAndRetryToolPlugin {
     const scope = this.#scopeKey(toolContext)
     let keys = this.#scopes.get(scope)
     if (keys === undefined) {
-      keys = new ScopeKeys(this.#keyPrefix + scope + '\0')
+      keys = new ScopeKeys()
       this.#scopes.set(scope, keys)
     }
     let pair = keys.tools.get(toolName)
     if (pair === undefined) {
-      pair = new PairKey(keys.prefix + toolName)
+      const slot = this.#freeSlots.length !== 0 ? this.#freeSlots.pop() : this.#nextSlot++
+      // Past MAX_SLOT pairs alive at once the engine counts every failure
+      // as a first one (it keeps no slot that large).
+      pair = new PairKey(this.#keyBase + Math.min(slot, MAX_SLOT), slot)
       keys.tools.set(toolName, pair)
     }
-    if (!pair.counted) {
-      pair.counted = true
-      keys.counted++
-      this.#countedPairs++
-    }
-    return pair.key
+    if (pair.counted) return pair.key
+    pair.counted = true
+    keys.counted++
+    this.#countedPairs++
+    return pair.key + FRESH
   }
 
   // A failure: thrown by the tool, or found in its result (`foundInResult`).
@@ -581,7 +614,7 @@ class ReflectAndRetryToolPlugin {
     // An unknown name too: another agent of the run may have a tool by that
     // name, whose success resets the shared count.
     const key = this.#countedKey(toolContext, name)
-    const decision = tool instanceof MissingTool ? retryUnknownToolFailure(key) : retryFailure(key)
+    const decision = MissingTool.is(tool) ? retryUnknownToolFailure(key) : retryFailure(key)
     if (decision === REJECT) {
       // onToolErrorCallback rethrows the very Error it was given.
       return Promise.reject(foundInResult && !isError(error) ? new Error(RESULT_ERROR_EXCEEDED) : error)

@@ -36,8 +36,26 @@ function exportWarning(message) {
   warnOnce(`EXPORT ${message}`, message, 'ADK_TRACING_EXPORT')
 }
 
+/** What a thrown value says, never throwing: the value may be a revoked
+ * Proxy, `Object.create(null)`, or have a throwing `message` or `toString`. */
+function thrownText(error) {
+  try {
+    if ((error !== null && typeof error === 'object') || typeof error === 'function') {
+      const message = error.message
+      if (typeof message === 'string' && message) return message
+    }
+  } catch {
+    // an unreadable message: try the value itself
+  }
+  try {
+    return String(error)
+  } catch {
+    return 'a value that cannot be printed'
+  }
+}
+
 function problem(kind, error) {
-  warnOnce(kind, `TracingPlugin ${kind} failed and was skipped: ${error && error.message ? error.message : String(error)}`)
+  warnOnce(kind, `TracingPlugin ${kind} failed and was skipped: ${thrownText(error)}`)
 }
 
 // ---- the process-wide exit path -------------------------------------------

@@ -1,14 +1,12 @@
-//! The four per-failure retry calls as plain N-API callbacks.
+//! The two per-failure retry calls as plain N-API callbacks.
 //!
 //! A `#[napi]` function with arguments opens a native-borrow scope per call
 //! (an allocation and a thread-local push/pop, ~0.08 µs here); a zero-argument
-//! one does not. These callbacks read their one string argument straight
-//! into a stack buffer (`key_arg`) and answer a number or boolean, so a
-//! failure costs about what a plain JavaScript plugin's Map update costs.
-//! They are handed to JavaScript once, as the methods of the object
+//! one does not. These callbacks read their one number argument and answer
+//! a number, so a failure costs less than a plain JavaScript plugin's Map
+//! update. They are handed to JavaScript once, as the methods of the object
 //! `retryHotCalls()` returns.
 
-use super::key_arg;
 use napi::bindgen_prelude::{ToNapiValue, TypeName, ValueType};
 use napi::{sys, Env};
 use napi_derive::napi;
@@ -47,18 +45,15 @@ fn check(status: sys::napi_status, what: &str) -> napi::Result<()> {
     }
 }
 
-/// The per-failure calls, each taking one key string
-/// `"<engine id>\0<scope>\0<tool>"` (`"<engine id>\0<scope>"` to drop a scope).
+/// The per-failure calls, each taking one key number (`super::Key`).
 #[napi(
-    ts_return_type = "{ retryFailure(key: string): number; retryUnknownToolFailure(key: string): number; retrySuccess(key: string): number; retryDropScope(key: string): boolean }"
+    ts_return_type = "{ retryFailure(key: number): number; retryUnknownToolFailure(key: number): number }"
 )]
 pub fn retry_hot_calls(env: Env) -> napi::Result<RawObject> {
     let env = env.raw();
-    let calls: [(&CStr, Callback); 4] = [
+    let calls: [(&CStr, Callback); 2] = [
         (c"retryFailure", failure_callback),
         (c"retryUnknownToolFailure", unknown_tool_failure_callback),
-        (c"retrySuccess", success_callback),
-        (c"retryDropScope", drop_scope_callback),
     ];
     let mut object = ptr::null_mut();
     // SAFETY: `env` is the live env of this call; every out-pointer is valid.
@@ -92,8 +87,8 @@ pub fn retry_hot_calls(env: Env) -> napi::Result<RawObject> {
     Ok(RawObject(object))
 }
 
-/// Runs `answer` on the first argument, read as a key, without letting a
-/// panic cross into C; `fallback` when it is missing or not a string.
+/// Runs `answer` on the first argument, read as a number, without letting
+/// a panic cross into C; `fallback` when it is missing or not a number.
 ///
 /// # Safety
 /// `env` and `info` must be the ones N-API passed to the running callback.
@@ -101,7 +96,7 @@ unsafe fn answer_with_key<T: Copy>(
     env: sys::napi_env,
     info: sys::napi_callback_info,
     fallback: T,
-    answer: impl FnOnce(&str) -> T,
+    answer: impl FnOnce(f64) -> T,
 ) -> T {
     let mut argc = 1usize;
     let mut argv = [ptr::null_mut(); 1];
@@ -119,13 +114,13 @@ unsafe fn answer_with_key<T: Copy>(
     if status != sys::Status::napi_ok || argc < 1 {
         return fallback;
     }
-    // SAFETY: argv[0] is a value of this callback's scope.
-    unsafe {
-        key_arg::with_str(env, argv[0], |key| {
-            catch_unwind(AssertUnwindSafe(|| answer(key))).unwrap_or(fallback)
-        })
+    let mut key = 0f64;
+    // SAFETY: argv[0] is a value of this callback's scope; a non-number
+    // answers `napi_number_expected` and leaves `key` alone.
+    if unsafe { sys::napi_get_value_double(env, argv[0], &mut key) } != sys::Status::napi_ok {
+        return fallback;
     }
-    .unwrap_or(fallback)
+    catch_unwind(AssertUnwindSafe(|| answer(key))).unwrap_or(fallback)
 }
 
 /// # Safety
@@ -162,29 +157,5 @@ unsafe extern "C" fn unknown_tool_failure_callback(
             super::unknown_tool_failure,
         );
         number(env, answer)
-    }
-}
-
-unsafe extern "C" fn success_callback(
-    env: sys::napi_env,
-    info: sys::napi_callback_info,
-) -> sys::napi_value {
-    // SAFETY: as above.
-    unsafe {
-        let answer = answer_with_key(env, info, 0.0, super::success);
-        number(env, answer)
-    }
-}
-
-unsafe extern "C" fn drop_scope_callback(
-    env: sys::napi_env,
-    info: sys::napi_callback_info,
-) -> sys::napi_value {
-    // SAFETY: as above.
-    unsafe {
-        let left = answer_with_key(env, info, false, super::drop_scope);
-        let mut out = ptr::null_mut();
-        sys::napi_get_boolean(env, left, &mut out);
-        out
     }
 }

@@ -1,21 +1,21 @@
 //! napi face of the retry engine. lib/retry.js reads what it needs from the
 //! ADK objects and renders `<details>`/`<args>` in JavaScript, then makes one
-//! synchronous call here per failure: one short string in, one number out.
+//! synchronous call here per failure: one number in, one number out.
 //!
 //! The shape is set by what a call costs on Node 20 (measured here): a
 //! napi-rs class method ~0.25 µs before its first argument (unwrapping
 //! `this`); a napi-rs function ~0.02 µs without arguments but ~0.1 µs with
-//! any (its per-call borrow scope), plus ~0.1 µs per string read as UTF-8.
-//! The failure path must cost no more than a plain JavaScript plugin's, so
-//! the engine id, scope and tool travel as one key string
-//! `"<engine id>\0<scope>\0<tool>"` (see `with_key`), and the four
-//! per-failure calls are plain N-API callbacks (`hot_calls`) that
-//! read it as UTF-16 into a stack buffer (`key_arg`). The guidance
-//! texts are handed over once, as the pieces between their placeholders
-//! (`crate::retry::guidance`), and joined in JavaScript.
+//! any (its per-call borrow scope), plus ~0.1 µs per string read. The
+//! failure path must cost no more than a plain JavaScript plugin's, so no
+//! string crosses per failure: lib/retry.js keeps the (scope, tool) pairs
+//! in Maps keyed by the exact JavaScript strings (so every two distinct
+//! strings are distinct keys) and gives each pair a slot of its engine;
+//! the engine id, the slot and whether the pair starts afresh travel as one
+//! number (see `Key`), read by two plain N-API callbacks (`hot_calls`).
+//! The guidance texts are handed over once, as the pieces between their
+//! placeholders (`crate::retry::guidance`), and joined in JavaScript.
 
 mod hot_calls;
-mod key_arg;
 
 use crate::retry::guidance;
 use crate::retry::{Decision, RetryEngine};
@@ -69,73 +69,64 @@ pub fn retry_engine_release(id: u32) {
     });
 }
 
-/// Runs `answer` with the engine, scope and tool of a key
-/// `"<engine id>\0<scope>[\0<tool>]"`; a malformed key or a released engine
-/// gets `fallback` (the call never throws into the user's run). Scopes are
-/// invocation ids (ADK's are `e-<uuid>`) or the global key and never hold a
-/// NUL; a tool name may (everything after the second NUL is the name). The
-/// registry stays borrowed for the call: it is short and never calls back
-/// into JavaScript.
-fn with_key<T>(key: &str, fallback: T, answer: impl FnOnce(&RetryEngine, &str, &str) -> T) -> T {
-    let Some((id, rest)) = split_at_nul(key) else {
+/// What one per-failure number holds:
+/// `engine id * 2^32 + (fresh ? 2^31 : 0) + slot` (exact in a double for
+/// engine ids below 2^21, which lib/retry.js checks).
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+struct Key {
+    engine: usize,
+    slot: u32,
+    /// The pair holds no failure yet: counting starts from zero.
+    fresh: bool,
+}
+
+const FRESH: u64 = 1 << 31;
+
+impl Key {
+    /// None for anything that is not such a number.
+    fn decode(key: f64) -> Option<Key> {
+        // A non-negative integer below 2^53 (NaN fails every comparison).
+        if !(0.0..9_007_199_254_740_992.0).contains(&key) || key.fract() != 0.0 {
+            return None;
+        }
+        let key = key as u64;
+        Some(Key {
+            engine: usize::try_from(key >> 32).ok()?,
+            slot: u32::try_from(key & (FRESH - 1)).ok()?,
+            fresh: key & FRESH != 0,
+        })
+    }
+}
+
+/// Runs `answer` with the engine and pair of `key`; a malformed key or a
+/// released engine gets `fallback` (the call never throws into the user's
+/// run). The registry stays borrowed for the call: it is short and never
+/// calls back into JavaScript.
+fn with_key<T>(key: f64, fallback: T, answer: impl FnOnce(&mut RetryEngine, Key) -> T) -> T {
+    let Some(key) = Key::decode(key) else {
         return fallback;
     };
-    let Ok(id) = id.parse::<usize>() else {
-        return fallback;
-    };
-    let (scope, tool) = split_at_nul(rest).unwrap_or((rest, ""));
-    ENGINES.with_borrow(|all| match all.get(id) {
-        Some(Some(engine)) => answer(engine, scope, tool),
+    ENGINES.with_borrow_mut(|all| match all.get_mut(key.engine) {
+        Some(Some(engine)) => answer(engine, key),
         _ => fallback,
     })
 }
 
-/// Splits at the first NUL. A plain byte loop: `split_once`'s pattern
-/// searcher showed in profiles of these ~60-byte keys.
-fn split_at_nul(text: &str) -> Option<(&str, &str)> {
-    let at = text.bytes().position(|b| b == 0)?;
-    // A NUL is one byte, so both sides are on char boundaries.
-    Some((text.get(..at)?, text.get(at + 1..)?))
-}
-
 // The per-failure calls. `hot_calls` exposes them as plain N-API
-// callbacks; these take the key already read as text.
+// callbacks; these take the key already read as a number.
 
-/// Counts a failure (key `"<id>\0<scope>\0<tool>"`): the retry count, or -1
-/// (exceeded guidance) / -2 (reject).
-fn failure(key: &str) -> f64 {
-    with_key(key, THROW, |e, scope, tool| encode(e.failure(scope, tool)))
+/// Counts a failure: the retry count, or -1 (exceeded guidance) / -2
+/// (reject).
+fn failure(key: f64) -> f64 {
+    with_key(key, THROW, |e, k| encode(e.failure(k.slot, k.fresh)))
 }
 
 /// Counts a failure of a tool name the agent does not have: the retry count,
 /// or -3 (answer the tool-not-found text).
-fn unknown_tool_failure(key: &str) -> f64 {
-    with_key(key, TOOL_NOT_FOUND, |e, scope, tool| {
-        encode(e.unknown_tool_failure(scope, tool))
+fn unknown_tool_failure(key: f64) -> f64 {
+    with_key(key, TOOL_NOT_FOUND, |e, k| {
+        encode(e.unknown_tool_failure(k.slot, k.fresh))
     })
-}
-
-/// A success (key `"<id>\0<scope>\0<tool>"`): 1 when the tool had a count
-/// in that scope, else 0. lib/retry.js calls it only for pairs it knows are
-/// counted.
-fn success(key: &str) -> f64 {
-    with_key(
-        key,
-        0.0,
-        |e, scope, tool| {
-            if e.success(scope, tool) {
-                1.0
-            } else {
-                0.0
-            }
-        },
-    )
-}
-
-/// Drops the counts of a scope (key `"<id>\0<scope>"`). Returns whether any
-/// count is left.
-fn drop_scope(key: &str) -> bool {
-    with_key(key, false, |e, scope, _| e.drop_scope(scope))
 }
 
 /// The fixed pieces of the guidance texts, in placeholder order (see
@@ -176,42 +167,54 @@ fn encode(decision: Decision) -> f64 {
 mod tests {
     use super::*;
 
+    fn key(engine: u32, slot: u32, fresh: bool) -> f64 {
+        (u64::from(engine) << 32 | if fresh { FRESH } else { 0 } | u64::from(slot)) as f64
+    }
+
     #[test]
-    fn keys_reach_their_engine_scope_and_tool() {
+    fn keys_reach_their_engine_and_slot() {
         let id = retry_engine_create(2.0, true);
-        let key = |scope: &str, tool: &str| format!("{id}\0{scope}\0{tool}");
-        assert_eq!(failure(&key("inv", "t")), 1.0);
-        assert_eq!(failure(&key("inv", "t")), 2.0);
-        assert_eq!(failure(&key("inv", "t")), THROW);
-        // A NUL inside a tool name stays part of the name.
-        assert_eq!(failure(&key("inv", "a\0b")), 1.0);
-        assert_eq!(failure(&key("", "t")), 1.0);
-        assert_eq!(success(&key("inv", "t")), 1.0);
-        assert_eq!(success(&key("inv", "t")), 0.0);
-        assert_eq!(failure(&key("inv", "t")), 1.0);
-        assert!(drop_scope(&format!("{id}\0inv")));
-        assert!(!drop_scope(&format!("{id}\0")));
-        assert_eq!(failure(&key("inv", "a\0b")), 1.0);
+        assert_eq!(failure(key(id, 0, true)), 1.0);
+        assert_eq!(failure(key(id, 0, false)), 2.0);
+        assert_eq!(failure(key(id, 0, false)), THROW);
+        assert_eq!(failure(key(id, 1, true)), 1.0);
+        // Fresh again (a success, or the slot reused by another pair).
+        assert_eq!(failure(key(id, 0, true)), 1.0);
         retry_engine_release(id);
+    }
+
+    #[test]
+    fn keys_decode_their_parts() {
+        assert_eq!(
+            Key::decode(key(7, 0x7fff_ffff, true)),
+            Some(Key {
+                engine: 7,
+                slot: 0x7fff_ffff,
+                fresh: true
+            })
+        );
+        for bad in [-1.0, 0.5, f64::NAN, f64::INFINITY, 2f64.powi(53)] {
+            assert_eq!(Key::decode(bad), None, "{bad}");
+        }
     }
 
     #[test]
     fn unknown_tool_failures_are_never_thrown() {
         let id = retry_engine_create(0.0, true);
-        let key = format!("{id}\0inv\0ghost");
-        assert_eq!(unknown_tool_failure(&key), TOOL_NOT_FOUND);
-        assert_eq!(failure(&key), THROW);
+        assert_eq!(unknown_tool_failure(key(id, 0, true)), TOOL_NOT_FOUND);
+        assert_eq!(failure(key(id, 0, false)), THROW);
         retry_engine_release(id);
     }
 
     #[test]
     fn bad_keys_and_released_engines_do_nothing() {
-        assert_eq!(success("nonsense"), 0.0);
-        assert!(!drop_scope("4294967295\0inv"));
+        assert_eq!(failure(-3.0), THROW);
+        assert_eq!(unknown_tool_failure(f64::NAN), TOOL_NOT_FOUND);
+        assert_eq!(failure(key(u32::MAX >> 12, 0, true)), THROW);
         let id = retry_engine_create(3.0, false);
         retry_engine_release(id);
         retry_engine_release(id);
-        assert_eq!(success(&format!("{id}\0inv\0t")), 0.0);
+        assert_eq!(failure(key(id, 0, true)), THROW);
     }
 
     #[test]
