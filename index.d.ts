@@ -113,6 +113,12 @@ export interface TracingPluginOptions {
   maxOpenInvocations?: number
   /** How long process exit waits for queued spans to be delivered, in ms. Default 2000. */
   exitFlushTimeoutMillis?: number
+  /**
+   * Default `true`: a run started inside an active OpenTelemetry span (read
+   * through `@opentelemetry/api` when it can be loaded) is a child of that span,
+   * in its trace; an unsampled parent means the run's spans are not exported.
+   */
+  joinActiveTrace?: boolean
 }
 
 export interface FinishedSpan {
@@ -140,6 +146,12 @@ export declare class TracingPlugin extends AdkPluginCallbacks {
   shutdown(): Promise<void>
   /** With `exporter: 'memory'`, every span ended so far, in end order; `[]` otherwise. */
   getFinishedSpans(): FinishedSpan[]
+  /**
+   * The trace id (32 lowercase hex) of an open invocation or one of the last
+   * 10,000 finished, whether or not its spans are exported; `undefined`
+   * otherwise (and for a non-string id). Never throws.
+   */
+  traceIdOf(invocationId: string): string | undefined
 }
 
 /**

@@ -17,6 +17,7 @@ const { noteInvocationStarted } = require('./run_guarded.js')
 const { callerOf } = require('./agent_tool_link.js')
 const { safeJson } = require('./tracing/json.js')
 const { flattenAgentTree, rootOf } = require('./tracing/agents.js')
+const { activeSpanContext } = require('./tracing/active_parent.js')
 
 const warned = new Set()
 function warnOnce(kind, message, code = `ADK_TRACING_${kind}`) {
@@ -327,6 +328,9 @@ class TracingPlugin {
     if (options.captureContent !== undefined && typeof options.captureContent !== 'boolean') {
       throw typeError("option 'captureContent' must be a boolean.")
     }
+    if (options.joinActiveTrace !== undefined && typeof options.joinActiveTrace !== 'boolean') {
+      throw typeError("option 'joinActiveTrace' must be a boolean.")
+    }
     let native
     try {
       native = new NativeTracer(nativeOptions(options), exportWarning)
@@ -344,6 +348,8 @@ class TracingPlugin {
     this._shutdownPromise = undefined
     this._lastStart = undefined
     this._lastUserContent = undefined
+    this._lastParent = undefined
+    this._join = options.joinActiveTrace ?? true
     this._treeless = new Set()
     // Root agent -> handle of its tree in the native tracer (sent once).
     this._trees = new WeakMap()
@@ -374,9 +380,15 @@ class TracingPlugin {
     // beforeRunCallback follows onUserMessageCallback for the same run: the
     // second call only adds what changed (a plugin may replace the message).
     const again = this._lastStart === id
-    if (again && userContent === this._lastUserContent) return
+    // A run of this package's AgentTool: a child of the call that started it.
+    const caller = again ? undefined : callerOf(ic)
+    // joinActiveTrace: else the span active now (ADK runs both start
+    // callbacks in the same context) becomes the root's parent, in its trace.
+    const parent = this._join && caller === undefined ? activeSpanContext() : undefined
+    if (again && userContent === this._lastUserContent && parent === this._lastParent) return
     this._lastStart = id
     this._lastUserContent = userContent
+    this._lastParent = parent
     const capture = again ? this._capture : (this._capture = this._captureOption ?? envCapture())
     const agent = ic.agent
     const root = rootOf(agent)
@@ -395,9 +407,10 @@ class TracingPlugin {
       capture && userContent != null ? safeJson(userContent) : undefined,
       capture,
       envVertex(),
+      parent?.traceId,
+      parent?.spanId,
+      parent === undefined ? undefined : (parent.traceFlags & 1) === 1,
     )
-    // A run of this package's AgentTool: a child of the call that started it.
-    const caller = again ? undefined : callerOf(ic)
     if (caller !== undefined) {
       this._linked = true
       this._native.linkInvocation(id, caller.invocationId, caller.functionCallId, caller.toolName)
@@ -626,6 +639,17 @@ class TracingPlugin {
       problem('onToolErrorCallback', e)
     }
     return PASS
+  }
+
+  /** The trace id (32 lowercase hex) of an open or one of the last 10,000
+   * finished invocations, exported or not; else undefined. Never throws. */
+  traceIdOf(invocationId) {
+    if (typeof invocationId !== 'string') return undefined
+    try {
+      return this._native.traceIdOf(invocationId) ?? undefined
+    } catch {
+      return undefined
+    }
   }
 
   /** Ends what an invocation left open (sync, idempotent, never throws). */

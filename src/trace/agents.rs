@@ -3,6 +3,7 @@
 
 use super::ids::IdGen;
 use super::invocation::{AgentInfo, Invocation, OpenSpan};
+use super::key_text::display;
 use super::model::now_nanos;
 use super::span::SpanData;
 
@@ -34,12 +35,12 @@ pub fn ensure_agent_in(
     let mut span = OpenSpan::new(
         ids.span_id(),
         Some(parent_id),
-        format!("invoke_agent {name}"),
+        format!("invoke_agent {}", display(name)),
         now_nanos(),
     );
     inv.common(&mut span, "invoke_agent");
-    span.set_str("gen_ai.agent.name", name, limit);
-    span.set_str("gen_ai.agent.id", inv.id.as_str(), limit);
+    span.set_str("gen_ai.agent.name", display(name), limit);
+    span.set_str("gen_ai.agent.id", display(&inv.id), limit);
     if let Some(info) = info {
         if let Some(d) = &info.description {
             span.set_str("gen_ai.agent.description", d.as_str(), limit);

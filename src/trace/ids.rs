@@ -68,6 +68,21 @@ pub fn hex(bytes: &[u8]) -> String {
     s
 }
 
+/// The bytes of a hex id (either case), `None` unless it is exactly `N`
+/// bytes and not all zero (an invalid OpenTelemetry id).
+pub fn from_hex<const N: usize>(text: &str) -> Option<[u8; N]> {
+    let digits = text.as_bytes();
+    if digits.len() != N * 2 {
+        return None;
+    }
+    let nibble = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let mut out = [0u8; N];
+    for (byte, pair) in out.iter_mut().zip(digits.chunks_exact(2)) {
+        *byte = nibble(pair[0])? << 4 | nibble(pair[1])?;
+    }
+    (out != [0; N]).then_some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -80,5 +95,16 @@ mod tests {
         assert_ne!(a, b);
         assert_eq!(hex(&[0xAB, 0x01]), "ab01");
         assert_eq!(hex(&g.span_id()).len(), 16);
+    }
+
+    #[test]
+    fn hex_ids_parse_back() {
+        let id = IdGen::new().trace_id();
+        assert_eq!(from_hex::<16>(&hex(&id)), Some(id));
+        assert_eq!(from_hex::<2>("AB01"), Some([0xAB, 0x01]));
+        assert_eq!(from_hex::<2>("0000"), None);
+        assert_eq!(from_hex::<2>("ab0"), None);
+        assert_eq!(from_hex::<2>("ab0g"), None);
+        assert_eq!(from_hex::<2>("+b01"), None);
     }
 }

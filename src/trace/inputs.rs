@@ -35,6 +35,19 @@ pub struct RunStart {
     /// JSON of the user's Content (captured runs only).
     pub user_content: Option<String>,
     pub settings: RunSettings,
+    /// The span the run's root is a child of, from outside this tracer
+    /// (the application's active OpenTelemetry span): its trace, its id,
+    /// and whether that trace is sampled. `None`: a new trace.
+    pub remote_parent: Option<RemoteParent>,
+}
+
+/// A parent span from outside this tracer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RemoteParent {
+    pub trace_id: [u8; 16],
+    pub span_id: [u8; 8],
+    /// Off: none of the run's spans is handed to the sink.
+    pub sampled: bool,
 }
 
 /// A model request, as read on the JavaScript thread.

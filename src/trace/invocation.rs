@@ -109,6 +109,8 @@ pub struct Invocation {
     pub seq: u64,
     pub id: String,
     pub trace_id: [u8; 16],
+    /// False when the run joined a parent whose trace is not sampled.
+    pub sampled: bool,
     pub capture: bool,
     pub provider: &'static str,
     pub limit: Option<usize>,

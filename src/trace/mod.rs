@@ -8,6 +8,7 @@ mod genai_fast;
 pub mod ids;
 pub mod inputs;
 pub mod invocation;
+pub mod key_text;
 pub mod model;
 pub mod retry_outcome;
 pub mod sink;
@@ -20,3 +21,5 @@ mod capture_tests;
 mod links_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_join;

@@ -8,17 +8,19 @@ use super::genai::MessageShape;
 use super::ids::IdGen;
 pub use super::inputs::*;
 use super::invocation::{AgentInfo, Invocation, OpenSpan, ToolSpan, INTERRUPTED};
+use super::key_text::display;
 use super::sink::SpanSink;
 use super::span::{AttributeValue, SpanData};
 use super::streamed::{response_error, Outcome, StreamedTurn};
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
 
 mod links;
 
-/// How many finished invocation ids are remembered so that late callbacks
-/// of a finished invocation do not open a new one.
-const RECENTLY_FINISHED: usize = 4096;
+/// How many finished invocation ids are remembered, with their trace ids:
+/// late callbacks of a finished invocation do not open a new one, and
+/// `trace_id_of` answers for them (api.md: the last 10,000).
+const RECENTLY_FINISHED: usize = 10_000;
 
 pub struct Tracer {
     sink: Arc<dyn SpanSink>,
@@ -26,8 +28,11 @@ pub struct Tracer {
     open: HashMap<String, Invocation>,
     order: BTreeMap<u64, String>,
     next_seq: u64,
-    finished: HashSet<String>,
+    finished: HashMap<String, [u8; 16]>,
     finished_order: VecDeque<String>,
+    /// Trace ids of open invocations whose remote parent is not sampled,
+    /// with how many such invocations: their spans are not handed over.
+    unsampled: HashMap<[u8; 16], u32>,
     max_open: usize,
     stopped: bool,
     ended_spans: u64,
@@ -50,9 +55,9 @@ fn responses_content(responses: &[FunctionResponse]) -> String {
             out.push(',');
         }
         out.push_str(r#"{"functionResponse":{"id":"#);
-        out.push_str(&serde_json::Value::String(r.id.clone()).to_string());
+        out.push_str(&serde_json::Value::String(display(&r.id).into_owned()).to_string());
         out.push_str(r#","name":"#);
-        out.push_str(&serde_json::Value::String(r.name.clone()).to_string());
+        out.push_str(&serde_json::Value::String(display(&r.name).into_owned()).to_string());
         out.push_str(r#","response":"#);
         out.push_str(if r.response_json.is_empty() {
             "{}"
@@ -77,8 +82,9 @@ impl Tracer {
             open: HashMap::new(),
             order: BTreeMap::new(),
             next_seq: 0,
-            finished: HashSet::new(),
+            finished: HashMap::new(),
             finished_order: VecDeque::new(),
+            unsampled: HashMap::new(),
             max_open: max_open.max(1),
             stopped: false,
             ended_spans: 0,
@@ -109,13 +115,16 @@ impl Tracer {
     }
 
     fn emit(&mut self, span: SpanData) {
+        if !self.unsampled.is_empty() && self.unsampled.contains_key(&span.trace_id) {
+            return;
+        }
         self.ended_spans += 1;
         self.sink.on_end(span);
     }
 
     /// Starts (or completes the details of) an invocation.
     pub fn start(&mut self, run: RunStart) {
-        if self.stopped || self.finished.contains(&run.invocation_id) {
+        if self.stopped || self.finished.contains_key(&run.invocation_id) {
             return;
         }
         let limit = run.settings.value_limit;
@@ -127,6 +136,9 @@ impl Tracer {
                 self.finish(&oldest, true);
             }
             self.create(&run.invocation_id, run.settings, run.session_id.clone());
+        }
+        if let Some(parent) = run.remote_parent {
+            self.join(&run.invocation_id, parent);
         }
         let Some(inv) = self.open.get_mut(&run.invocation_id) else {
             return;
@@ -165,6 +177,38 @@ impl Tracer {
         }
     }
 
+    /// Makes the root of a just started invocation a child of `parent`, in
+    /// its trace. Only while the root has no parent yet (whatever gave it
+    /// one first wins) and no other span exists: spans already handed over
+    /// stay in the trace they were given.
+    fn join(&mut self, id: &str, parent: RemoteParent) {
+        let Some(inv) = self.open.get_mut(id) else {
+            return;
+        };
+        if inv.root.parent.is_some()
+            || !inv.agents.is_empty()
+            || !inv.models.is_empty()
+            || !inv.tools.is_empty()
+        {
+            return;
+        }
+        inv.trace_id = parent.trace_id;
+        inv.root.parent = Some(parent.span_id);
+        inv.sampled = parent.sampled;
+        if !parent.sampled {
+            self.note_unsampled(parent.trace_id);
+        }
+    }
+
+    /// The trace id of an open invocation, or of one of the last
+    /// `RECENTLY_FINISHED` finished, whether or not its spans are exported.
+    pub fn trace_id_of(&self, id: &str) -> Option<[u8; 16]> {
+        match self.open.get(id) {
+            Some(inv) => Some(inv.trace_id),
+            None => self.finished.get(id).copied(),
+        }
+    }
+
     /// Adds agents to an invocation's tree (a Workflow root has no agent of
     /// its own: its agents' trees are learnt from their callbacks).
     pub fn add_agents(&mut self, inv_id: &str, agents: Vec<AgentInfo>) {
@@ -177,7 +221,7 @@ impl Tracer {
     /// The invocation `id`, created on the fly when a callback arrives for a
     /// run whose start this plugin did not see. `None` once finished.
     fn inv(&mut self, id: &str) -> Option<&mut Invocation> {
-        if self.stopped || self.finished.contains(id) {
+        if self.stopped || self.finished.contains_key(id) {
             return None;
         }
         if !self.open.contains_key(id) {
@@ -197,6 +241,7 @@ impl Tracer {
             seq,
             id: id.to_string(),
             trace_id: self.ids.trace_id(),
+            sampled: true,
             capture: settings.capture,
             provider: if settings.vertex {
                 "vertex_ai"
@@ -219,8 +264,8 @@ impl Tracer {
         let mut root =
             std::mem::replace(&mut inv.root, OpenSpan::new([0; 8], None, String::new(), 0));
         inv.common(&mut root, "invoke_agent");
-        root.set_str("gen_ai.agent.id", id, inv.limit);
-        root.set_str("weave.google_adk.invocation_id", id, inv.limit);
+        root.set_str("gen_ai.agent.id", display(id), inv.limit);
+        root.set_str("weave.google_adk.invocation_id", display(id), inv.limit);
         inv.root = root;
         self.order.insert(seq, id.to_string());
         self.open.insert(id.to_string(), inv);
@@ -283,7 +328,7 @@ impl Tracer {
         inv.common(&mut span, "chat");
         span.set_str("gen_ai.request.model", model, limit);
         if !key.is_empty() {
-            span.set_str("gen_ai.agent.name", key.as_str(), limit);
+            span.set_str("gen_ai.agent.name", display(&key), limit);
         }
         if let Some(cfg) = req.config_json.as_deref() {
             if let Ok(cfg) = serde_json::from_str::<serde_json::Value>(cfg) {
@@ -411,14 +456,15 @@ impl Tracer {
                 .any(|t| t.keyed && t.call_id.as_deref() == Some(id))
         });
         let now = now_nanos();
-        let mut span = OpenSpan::new(span_id, Some(parent), format!("execute_tool {tool}"), now);
+        let shown = display(tool);
+        let mut span = OpenSpan::new(span_id, Some(parent), format!("execute_tool {shown}"), now);
         inv.common(&mut span, "execute_tool");
-        span.set_str("gen_ai.tool.name", tool, limit);
+        span.set_str("gen_ai.tool.name", shown, limit);
         if let Some(a) = agent.filter(|a| !a.is_empty()) {
-            span.set_str("gen_ai.agent.name", a, limit);
+            span.set_str("gen_ai.agent.name", display(a), limit);
         }
         if let Some(id) = call_id {
-            span.set_str("gen_ai.tool.call.id", id, limit);
+            span.set_str("gen_ai.tool.call.id", display(id), limit);
         }
         if inv.capture {
             if let Some(a) = args_json {
@@ -647,7 +693,7 @@ impl Tracer {
         };
         self.unlink(&mut inv);
         self.order.remove(&inv.seq);
-        self.finished.insert(inv.id.clone());
+        self.finished.insert(inv.id.clone(), inv.trace_id);
         self.finished_order.push_back(inv.id.clone());
         while self.finished_order.len() > RECENTLY_FINISHED {
             if let Some(old) = self.finished_order.pop_front() {
@@ -679,16 +725,14 @@ impl Tracer {
         for (_, mut span) in inv.models.drain(..) {
             span.set(INTERRUPTED, AttributeValue::Bool(true));
             let d = span.finish(trace_id, now);
-            self.ended_spans += 1;
-            self.sink.on_end(d);
+            self.emit(d);
         }
         let capture = inv.capture;
         for (_, turn) in inv.streamed.drain(..) {
             // Cut off before the model said it was done: interrupted.
             let cut = (interrupted && !turn.finished_by_model()).then_some(now);
             let d = turn.finish(trace_id, capture, limit, cut);
-            self.ended_spans += 1;
-            self.sink.on_end(d);
+            self.emit(d);
         }
         for mut t in inv.tools.drain(..) {
             // A tool callback that ran (after, or on error) completed it;
@@ -703,19 +747,35 @@ impl Tracer {
                 now
             };
             let d = t.span.finish(trace_id, end);
-            self.ended_spans += 1;
-            self.sink.on_end(d);
+            self.emit(d);
         }
         while let Some((_, span)) = inv.agents.pop() {
             let d = span.finish(trace_id, now);
-            self.ended_spans += 1;
-            self.sink.on_end(d);
+            self.emit(d);
         }
         if interrupted {
             inv.root.set(INTERRUPTED, AttributeValue::Bool(true));
         }
         let d = inv.root.finish(trace_id, now);
         self.emit(d);
+        if !inv.sampled {
+            self.forget_unsampled(trace_id);
+        }
+    }
+
+    /// Every open run that is not sampled holds one count on its trace id.
+    fn note_unsampled(&mut self, trace_id: [u8; 16]) {
+        *self.unsampled.entry(trace_id).or_insert(0) += 1;
+    }
+
+    /// An unsampled run of `trace_id` ended (or left that trace).
+    fn forget_unsampled(&mut self, trace_id: [u8; 16]) {
+        if let Some(n) = self.unsampled.get_mut(&trace_id) {
+            *n -= 1;
+            if *n == 0 {
+                self.unsampled.remove(&trace_id);
+            }
+        }
     }
 
     pub fn finish_all(&mut self, interrupted: bool) {

@@ -55,6 +55,7 @@ fn start(t: &mut Tracer, id: &str, agents: Vec<AgentInfo>) {
         agents,
         user_content: Some(r#"{"role":"user","parts":[{"text":"hi"}]}"#.into()),
         settings: RunSettings::default(),
+        remote_parent: None,
     });
 }
 

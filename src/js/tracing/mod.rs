@@ -10,17 +10,20 @@ mod text;
 
 use crate::export::config::{resolve, BatchOptions, ConfigError, ExportOptions, WeaveOptions};
 use crate::export::memory::MemorySink;
+use crate::trace::ids::{from_hex, hex};
 use crate::trace::invocation::AgentInfo;
+use crate::trace::key_text;
 use crate::trace::model::{
-    EventInfo, FunctionResponse, ModelRequest, ModelResponse, RunSettings, RunStart, Tracer,
+    EventInfo, FunctionResponse, ModelRequest, ModelResponse, RemoteParent, RunSettings, RunStart,
+    Tracer,
 };
-use napi::bindgen_prelude::Function;
+use napi::bindgen_prelude::{Function, Utf16String};
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi::{Error, JsString, Result, Status};
 use napi_derive::napi;
 use std::sync::Arc;
 use std::time::Duration;
-use text::{opt, owned};
+use text::{key, key_opt, opt, owned};
 
 #[napi(object)]
 pub struct NativeWeaveOptions {
@@ -102,18 +105,35 @@ fn value_limit() -> Option<usize> {
         .and_then(|v| v.trim().parse::<usize>().ok())
 }
 
-/// The flat 5-tuples of lib/tracing/agents.js as AgentInfo.
-fn agent_list(flat: Option<Vec<String>>) -> Vec<AgentInfo> {
+/// The flat 5-tuples of lib/tracing/agents.js as AgentInfo. Names are
+/// keys (`text::key`): the callbacks' agent names are compared with them.
+fn agent_list(flat: Option<Vec<JsString<'_>>>) -> Result<Vec<AgentInfo>> {
     flat.unwrap_or_default()
         .chunks_exact(5)
-        .map(|c| AgentInfo {
-            name: c[0].clone(),
-            parent: Some(c[1].clone()).filter(|p| !p.is_empty()),
-            description: Some(c[2].clone()).filter(|p| !p.is_empty()),
-            model: Some(c[3].clone()).filter(|p| !p.is_empty()),
-            sequential: !c[4].is_empty(),
+        .map(|c| {
+            Ok(AgentInfo {
+                name: key(&c[0])?,
+                parent: Some(key(&c[1])?).filter(|p| !p.is_empty()),
+                description: Some(owned(&c[2])?).filter(|p| !p.is_empty()),
+                model: Some(owned(&c[3])?).filter(|p| !p.is_empty()),
+                sequential: owned(&c[4]).is_ok_and(|s| !s.is_empty()),
+            })
         })
         .collect()
+}
+
+/// The application's active span as lib/tracing.js read it from
+/// `@opentelemetry/api`; `None` unless both ids are valid.
+fn remote_parent(
+    trace_id: Option<String>,
+    span_id: Option<String>,
+    sampled: Option<bool>,
+) -> Option<RemoteParent> {
+    Some(RemoteParent {
+        trace_id: from_hex(trace_id.as_deref()?)?,
+        span_id: from_hex(span_id.as_deref()?)?,
+        sampled: sampled.unwrap_or(true),
+    })
 }
 
 #[napi]
@@ -208,17 +228,19 @@ impl NativeTracer {
     /// Remembers an agent tree (flat 5-tuples as in `start_invocation`);
     /// returns its handle, or 0 when the tracer holds `MAX_TREES` already.
     #[napi]
-    pub fn register_tree(&mut self, agents: Option<Vec<String>>) -> u32 {
+    pub fn register_tree(&mut self, agents: Option<Vec<JsString<'_>>>) -> Result<u32> {
         if self.trees.len() >= MAX_TREES {
-            return 0;
+            return Ok(0);
         }
-        self.trees.push(agent_list(agents));
-        self.trees.len() as u32
+        self.trees.push(agent_list(agents)?);
+        Ok(self.trees.len() as u32)
     }
 
     /// `tree`: a handle of `register_tree` (0: none); else `agents`: the
     /// root agent's tree as flat 5-tuples
     /// (name, parent, description, model, sequential ? '1' : '').
+    /// `parent_trace_id`, `parent_span_id` (hex) and `parent_sampled`: the
+    /// application's span the run's root is a child of (joinActiveTrace).
     #[allow(clippy::too_many_arguments)]
     #[napi]
     pub fn start_invocation(
@@ -230,20 +252,23 @@ impl NativeTracer {
         root_name: Option<JsString<'_>>,
         root_description: Option<JsString<'_>>,
         tree: u32,
-        agents: Option<Vec<String>>,
+        agents: Option<Vec<JsString<'_>>>,
         user_content_json: Option<JsString<'_>>,
         capture: bool,
         vertex: bool,
+        parent_trace_id: Option<String>,
+        parent_span_id: Option<String>,
+        parent_sampled: Option<bool>,
     ) -> Result<()> {
         let agents = match (tree as usize)
             .checked_sub(1)
             .and_then(|i| self.trees.get(i))
         {
             Some(known) => known.clone(),
-            None => agent_list(agents),
+            None => agent_list(agents)?,
         };
         self.tracer.start(RunStart {
-            invocation_id: owned(&invocation_id)?,
+            invocation_id: key(&invocation_id)?,
             session_id: opt(&session_id)?,
             app_name: opt(&app_name)?,
             user_id: opt(&user_id)?,
@@ -256,6 +281,7 @@ impl NativeTracer {
                 vertex,
                 value_limit: value_limit(),
             },
+            remote_parent: remote_parent(parent_trace_id, parent_span_id, parent_sampled),
         });
         Ok(())
     }
@@ -272,10 +298,10 @@ impl NativeTracer {
         tool_name: Option<JsString<'_>>,
     ) -> Result<()> {
         self.tracer.link(
-            &owned(&invocation_id)?,
-            &owned(&parent_invocation_id)?,
-            opt(&function_call_id)?.as_deref(),
-            opt(&tool_name)?.as_deref(),
+            &key(&invocation_id)?,
+            &key(&parent_invocation_id)?,
+            key_opt(&function_call_id)?.as_deref(),
+            key_opt(&tool_name)?.as_deref(),
         );
         Ok(())
     }
@@ -284,9 +310,24 @@ impl NativeTracer {
     /// (lib/tracing.js supplies their held tool results first); `None` when
     /// there are none.
     #[napi]
-    pub fn linked_runs(&self, invocation_id: JsString<'_>) -> Result<Option<Vec<String>>> {
-        let runs = self.tracer.linked_runs(&owned(&invocation_id)?);
-        Ok((!runs.is_empty()).then_some(runs))
+    pub fn linked_runs(&self, invocation_id: JsString<'_>) -> Result<Option<Vec<Utf16String>>> {
+        let runs = self.tracer.linked_runs(&key(&invocation_id)?);
+        // The ids as JavaScript had them (keys may hold escaped lone surrogates).
+        Ok((!runs.is_empty()).then(|| {
+            runs.iter()
+                .map(|k| Utf16String::from(key_text::to_utf16(k)))
+                .collect()
+        }))
+    }
+
+    /// The trace id (32 lowercase hex) of an open or recently finished
+    /// invocation.
+    #[napi]
+    pub fn trace_id_of(&self, invocation_id: JsString<'_>) -> Result<Option<String>> {
+        Ok(self
+            .tracer
+            .trace_id_of(&key(&invocation_id)?)
+            .map(|t| hex(&t)))
     }
 
     /// Agents of a tree learnt after the run started (Workflow roots).
@@ -294,10 +335,10 @@ impl NativeTracer {
     pub fn add_agents(
         &mut self,
         invocation_id: JsString<'_>,
-        agents: Option<Vec<String>>,
+        agents: Option<Vec<JsString<'_>>>,
     ) -> Result<()> {
         self.tracer
-            .add_agents(&owned(&invocation_id)?, agent_list(agents));
+            .add_agents(&key(&invocation_id)?, agent_list(agents)?);
         Ok(())
     }
 
@@ -308,7 +349,7 @@ impl NativeTracer {
         agent: Option<JsString<'_>>,
     ) -> Result<()> {
         self.tracer
-            .before_agent(&owned(&invocation_id)?, opt(&agent)?.as_deref());
+            .before_agent(&key(&invocation_id)?, key_opt(&agent)?.as_deref());
         Ok(())
     }
 
@@ -319,7 +360,7 @@ impl NativeTracer {
         agent: Option<JsString<'_>>,
     ) -> Result<()> {
         self.tracer
-            .after_agent(&owned(&invocation_id)?, opt(&agent)?.as_deref());
+            .after_agent(&key(&invocation_id)?, key_opt(&agent)?.as_deref());
         Ok(())
     }
 
@@ -338,8 +379,8 @@ impl NativeTracer {
         // Big contents go through napi-rs's own String read (see text.rs).
         let contents_json = opt(&contents_json)?.map(String::into_bytes);
         self.tracer.before_model(
-            &owned(&invocation_id)?,
-            opt(&agent)?.as_deref(),
+            &key(&invocation_id)?,
+            key_opt(&agent)?.as_deref(),
             ModelRequest {
                 model: opt(&model)?,
                 config_json: opt(&config_json)?,
@@ -384,8 +425,8 @@ impl NativeTracer {
         ]
         .map(|v| v.is_finite().then_some(v as i64));
         self.tracer.after_model(
-            &owned(&invocation_id)?,
-            opt(&agent)?.as_deref(),
+            &key(&invocation_id)?,
+            key_opt(&agent)?.as_deref(),
             ModelResponse {
                 partial,
                 finish_reason: opt(&finish_reason)?,
@@ -409,8 +450,8 @@ impl NativeTracer {
         message: JsString<'_>,
     ) -> Result<()> {
         self.tracer.model_error(
-            &owned(&invocation_id)?,
-            opt(&agent)?.as_deref(),
+            &key(&invocation_id)?,
+            key_opt(&agent)?.as_deref(),
             &owned(&error_type)?,
             &owned(&message)?,
         );
@@ -427,10 +468,10 @@ impl NativeTracer {
         args_json: Option<JsString<'_>>,
     ) -> Result<()> {
         self.tracer.before_tool(
-            &owned(&invocation_id)?,
-            opt(&agent)?.as_deref(),
-            &owned(&tool)?,
-            opt(&call_id)?.as_deref(),
+            &key(&invocation_id)?,
+            key_opt(&agent)?.as_deref(),
+            &key(&tool)?,
+            key_opt(&call_id)?.as_deref(),
             opt(&args_json)?,
         );
         Ok(())
@@ -449,10 +490,10 @@ impl NativeTracer {
         seen_token: Option<u32>,
     ) -> Result<()> {
         self.tracer.after_tool_held(
-            &owned(&invocation_id)?,
-            opt(&agent)?.as_deref(),
-            &owned(&tool)?,
-            opt(&call_id)?.as_deref(),
+            &key(&invocation_id)?,
+            key_opt(&agent)?.as_deref(),
+            &key(&tool)?,
+            key_opt(&call_id)?.as_deref(),
             seen_token.unwrap_or(0),
         );
         Ok(())
@@ -462,7 +503,7 @@ impl NativeTracer {
     /// needs as JSON; `None` when none (the usual case: their events came).
     #[napi]
     pub fn seen_wanted(&self, invocation_id: JsString<'_>) -> Result<Option<Vec<u32>>> {
-        let wanted = self.tracer.seen_wanted(&owned(&invocation_id)?);
+        let wanted = self.tracer.seen_wanted(&key(&invocation_id)?);
         Ok((!wanted.is_empty()).then_some(wanted))
     }
 
@@ -475,7 +516,7 @@ impl NativeTracer {
         result_json: JsString<'_>,
     ) -> Result<()> {
         self.tracer
-            .supply_seen(&owned(&invocation_id)?, token, owned(&result_json)?);
+            .supply_seen(&key(&invocation_id)?, token, owned(&result_json)?);
         Ok(())
     }
 
@@ -490,10 +531,10 @@ impl NativeTracer {
         message: JsString<'_>,
     ) -> Result<()> {
         self.tracer.tool_error(
-            &owned(&invocation_id)?,
-            opt(&agent)?.as_deref(),
-            &owned(&tool)?,
-            opt(&call_id)?.as_deref(),
+            &key(&invocation_id)?,
+            key_opt(&agent)?.as_deref(),
+            &key(&tool)?,
+            key_opt(&call_id)?.as_deref(),
             &owned(&error_type)?,
             &owned(&message)?,
         );
@@ -520,15 +561,15 @@ impl NativeTracer {
         let mut function_responses = Vec::with_capacity(flat.len() / 3);
         for triple in flat.chunks_exact(3) {
             function_responses.push(FunctionResponse {
-                id: owned(&triple[0])?,
-                name: owned(&triple[1])?,
+                id: key(&triple[0])?,
+                name: key(&triple[1])?,
                 response_json: owned(&triple[2])?,
             });
         }
         self.tracer.on_event(
-            &owned(&invocation_id)?,
+            &key(&invocation_id)?,
             EventInfo {
-                author: opt(&author)?,
+                author: key_opt(&author)?,
                 partial,
                 error_code: opt(&error_code)?,
                 error_message: opt(&error_message)?,
@@ -545,7 +586,7 @@ impl NativeTracer {
     /// `take_warnings`, so the end of a run is one call into Rust.
     #[napi]
     pub fn finish(&mut self, invocation_id: JsString<'_>, interrupted: bool) -> Result<f64> {
-        self.tracer.finish(&owned(&invocation_id)?, interrupted);
+        self.tracer.finish(&key(&invocation_id)?, interrupted);
         let mut raised = self.tracer.sink().take_warnings();
         self.pending_warnings.append(&mut raised);
         let open = self.tracer.open_count() as f64;

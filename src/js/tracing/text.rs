@@ -9,7 +9,8 @@
 //! copied out at their exact size. Longer ones (very big contents) keep
 //! napi-rs's reading, measured faster there (no 3x buffer).
 
-use napi::bindgen_prelude::{FromNapiValue, JsValue};
+use crate::trace::key_text;
+use napi::bindgen_prelude::{FromNapiValue, JsValue, Utf16String};
 use napi::{sys, Error, JsString, Result, Status};
 use std::mem::MaybeUninit;
 
@@ -89,4 +90,24 @@ fn one_pass(
 /// `owned` of an optional argument (`undefined`/`null`: `None`).
 pub fn opt(s: &Option<JsString<'_>>) -> Result<Option<String>> {
     s.as_ref().map(owned).transpose()
+}
+
+/// The key text of a string used as a key (invocation id, agent or tool
+/// name, call id): `owned`, unless that lost a lone surrogate or holds the
+/// escape character, then read again as UTF-16 (`crate::trace::key_text`),
+/// so two distinct JavaScript strings are always two keys.
+pub fn key(s: &JsString<'_>) -> Result<String> {
+    let text = owned(s)?;
+    if !key_text::needs_utf16(&text) {
+        return Ok(text);
+    }
+    let v = s.value();
+    // SAFETY: `env` and `value` come from the live callback.
+    let units = unsafe { Utf16String::from_napi_value(v.env, v.value) }?;
+    Ok(key_text::from_utf16(&units))
+}
+
+/// `key` of an optional argument (`undefined`/`null`: `None`).
+pub fn key_opt(s: &Option<JsString<'_>>) -> Result<Option<String>> {
+    s.as_ref().map(key).transpose()
 }

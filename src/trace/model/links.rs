@@ -55,7 +55,7 @@ impl Tracer {
             return;
         }
         if !self.open.contains_key(parent_id) {
-            if self.finished.contains(parent_id) {
+            if self.finished.contains_key(parent_id) {
                 self.drop_unstarted(inv_id);
             }
             return;
@@ -78,11 +78,22 @@ impl Tracer {
         };
         let span = call_span(parent, call_id, tool);
         let trace_id = parent.trace_id;
+        let sampled = parent.sampled;
         parent.children.push(inv_id.to_string());
         if let Some(inv) = self.open.get_mut(inv_id) {
+            // The call's trace replaces an application span the run joined
+            // at its start (joinActiveTrace), and its sampling with it.
+            let left = (!inv.sampled).then_some(inv.trace_id);
+            inv.sampled = sampled;
             inv.trace_id = trace_id;
             inv.root.parent = Some(span);
             inv.parent = Some(parent_id.to_string());
+            if let Some(old) = left {
+                self.forget_unsampled(old);
+            }
+            if !sampled {
+                self.note_unsampled(trace_id);
+            }
         }
     }
 
@@ -93,7 +104,10 @@ impl Tracer {
             return;
         };
         self.order.remove(&inv.seq);
-        self.finished.insert(inv.id.clone());
+        if !inv.sampled {
+            self.forget_unsampled(inv.trace_id);
+        }
+        self.finished.insert(inv.id.clone(), inv.trace_id);
         self.finished_order.push_back(inv.id);
         while self.finished_order.len() > RECENTLY_FINISHED {
             if let Some(old) = self.finished_order.pop_front() {

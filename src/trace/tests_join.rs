@@ -1,0 +1,170 @@
+//! Runs that join a parent span from outside (joinActiveTrace), trace ids
+//! of invocations, and keys that differ only in lone surrogates.
+
+use super::ids::hex;
+use super::key_text::from_utf16;
+use super::model::*;
+use super::sink::SpanSink;
+use super::span::SpanData;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+#[derive(Default)]
+struct Recorder(Mutex<Vec<SpanData>>);
+
+impl SpanSink for Recorder {
+    fn on_end(&self, span: SpanData) {
+        if let Ok(mut spans) = self.0.lock() {
+            spans.push(span);
+        }
+    }
+    fn force_flush(&self, _timeout: Duration) -> bool {
+        true
+    }
+    fn shutdown(&self, _timeout: Duration) {}
+}
+
+impl Recorder {
+    fn spans(&self) -> Vec<SpanData> {
+        self.0.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+}
+
+fn tracer() -> (Tracer, Arc<Recorder>) {
+    let sink = Arc::new(Recorder::default());
+    (Tracer::new(sink.clone(), 100), sink)
+}
+
+fn start(t: &mut Tracer, id: &str, parent: Option<RemoteParent>) {
+    t.start(RunStart {
+        invocation_id: id.into(),
+        root_name: Some("root".into()),
+        remote_parent: parent,
+        ..RunStart::default()
+    });
+}
+
+/// One model call of agent `root`, then the end of the run.
+fn run(t: &mut Tracer, id: &str) {
+    t.before_model(id, Some("root"), ModelRequest::default());
+    t.after_model(id, Some("root"), ModelResponse::default());
+    t.finish(id, false);
+}
+
+const PARENT: RemoteParent = RemoteParent {
+    trace_id: [7; 16],
+    span_id: [9; 8],
+    sampled: true,
+};
+
+#[test]
+fn a_run_with_a_remote_parent_is_its_child_in_its_trace() {
+    let (mut t, sink) = tracer();
+    start(&mut t, "inv", Some(PARENT));
+    run(&mut t, "inv");
+    let spans = sink.spans();
+    assert_eq!(spans.len(), 3, "root, agent, chat");
+    assert!(spans.iter().all(|s| s.trace_id == PARENT.trace_id));
+    let root = spans.last().expect("root");
+    assert_eq!(root.name, "invoke_agent root");
+    assert_eq!(root.parent_span_id, Some(PARENT.span_id));
+    assert_eq!(t.trace_id_of("inv"), Some(PARENT.trace_id));
+}
+
+#[test]
+fn a_run_without_one_is_a_new_trace() {
+    let (mut t, sink) = tracer();
+    start(&mut t, "a", None);
+    start(&mut t, "b", None);
+    run(&mut t, "a");
+    run(&mut t, "b");
+    let spans = sink.spans();
+    assert_ne!(spans[0].trace_id, spans[5].trace_id);
+    assert!(spans.iter().all(|s| s.trace_id != PARENT.trace_id));
+    assert_eq!(spans[2].parent_span_id, None);
+}
+
+#[test]
+fn the_second_start_of_a_run_joins_when_the_first_did_not() {
+    let (mut t, sink) = tracer();
+    start(&mut t, "inv", None);
+    let first = t.trace_id_of("inv");
+    start(&mut t, "inv", Some(PARENT));
+    assert_ne!(first, Some(PARENT.trace_id));
+    // A different parent later changes nothing: the first one won.
+    let other = RemoteParent {
+        trace_id: [1; 16],
+        ..PARENT
+    };
+    start(&mut t, "inv", Some(other));
+    run(&mut t, "inv");
+    assert!(sink.spans().iter().all(|s| s.trace_id == PARENT.trace_id));
+}
+
+#[test]
+fn an_unsampled_parent_keeps_the_runs_spans_from_the_sink() {
+    let (mut t, sink) = tracer();
+    let unsampled = RemoteParent {
+        sampled: false,
+        ..PARENT
+    };
+    start(&mut t, "quiet", Some(unsampled));
+    start(&mut t, "loud", None);
+    run(&mut t, "quiet");
+    assert_eq!(t.trace_id_of("quiet"), Some(PARENT.trace_id));
+    run(&mut t, "loud");
+    let spans = sink.spans();
+    assert_eq!(spans.len(), 3, "only the sampled run's spans");
+    assert!(spans.iter().all(|s| s.trace_id != PARENT.trace_id));
+    // Once the unsampled run ended, a sampled run of that trace exports.
+    start(&mut t, "later", Some(PARENT));
+    run(&mut t, "later");
+    assert_eq!(sink.spans().len(), 6);
+}
+
+#[test]
+fn trace_ids_of_finished_runs_are_kept_for_the_last_ten_thousand() {
+    let (mut t, _sink) = tracer();
+    start(&mut t, "first", None);
+    let first = t.trace_id_of("first").expect("open");
+    assert_eq!(hex(&first).len(), 32);
+    t.finish("first", false);
+    assert_eq!(t.trace_id_of("first"), Some(first));
+    for i in 0..9_999 {
+        let id = format!("inv-{i}");
+        start(&mut t, &id, None);
+        t.finish(&id, true);
+    }
+    assert_eq!(t.trace_id_of("first"), Some(first));
+    start(&mut t, "one-more", None);
+    t.finish("one-more", false);
+    assert_eq!(t.trace_id_of("first"), None);
+    assert!(t.trace_id_of("one-more").is_some());
+    assert_eq!(t.trace_id_of("never"), None);
+}
+
+#[test]
+fn ids_that_differ_only_in_a_lone_surrogate_are_two_runs() {
+    let (mut t, sink) = tracer();
+    let a = from_utf16(&[0xD800]);
+    let b = from_utf16(&[0xDBFF]);
+    start(&mut t, &a, None);
+    start(&mut t, &b, None);
+    assert_eq!(t.open_count(), 2);
+    assert_ne!(t.trace_id_of(&a), t.trace_id_of(&b));
+    t.finish(&a, false);
+    t.finish(&b, false);
+    let roots: Vec<_> = sink
+        .spans()
+        .into_iter()
+        .filter(|s| s.parent_span_id.is_none())
+        .collect();
+    assert_eq!(roots.len(), 2);
+    for root in roots {
+        let shown = root
+            .attribute("weave.google_adk.invocation_id")
+            .and_then(|v| v.as_string())
+            .map(|c| c.into_owned());
+        assert_eq!(shown.as_deref(), Some("\u{FFFD}"));
+    }
+}
