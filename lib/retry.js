@@ -24,6 +24,9 @@ const NOT_FOUND_MARK = '()` failed as no tool with that name is available.'
 // Frees a plugin's native engine when the plugin is garbage collected.
 const engines = new FinalizationRegistry(retryEngineRelease)
 
+// An onToolErrorCallback error that could not be read.
+const LOST = Symbol('lost')
+
 // retryFailure answers a positive retry count or one of these.
 const EXCEEDED = -1
 const REJECT = -2
@@ -492,13 +495,21 @@ class ReflectAndRetryToolPlugin {
 
   onToolErrorCallback(params) {
     let tool, toolArgs, toolContext, error
+    let lost = false
     try {
       ;({ tool, toolArgs, toolContext, error } = params)
     } catch {
-      // no params: a failure with nothing known about it
+      // A throwing getter or a revoked Proxy: what can be read, field by
+      // field. An error that cannot be read cannot be rethrown either.
+      tool = readOr(params, 'tool', undefined)
+      toolArgs = readOr(params, 'toolArgs', undefined)
+      toolContext = readOr(params, 'toolContext', undefined)
+      error = readOr(params, 'error', LOST)
+      lost = error === LOST
+      if (lost) error = undefined
     }
     try {
-      return this.#onFailure(tool, toolArgs, toolContext, error, false)
+      return this.#onFailure(tool, toolArgs, toolContext, error, false, lost)
     } catch (e) {
       return Promise.reject(e) // always a Promise, even for a bug of ours
     }
@@ -582,7 +593,8 @@ class ReflectAndRetryToolPlugin {
   }
 
   // A failure: thrown by the tool, or found in its result (`foundInResult`).
-  #onFailure(tool, toolArgs, toolContext, error, foundInResult) {
+  // `lost`: the thrown error could not be read (never rethrown then).
+  #onFailure(tool, toolArgs, toolContext, error, foundInResult, lost = false) {
     const predicate = this.#predicate
     if (predicate !== undefined) {
       let verdict
@@ -595,12 +607,12 @@ class ReflectAndRetryToolPlugin {
         return Promise.resolve(verdict).then((v) =>
           v === false
             ? this.#notRetryable(tool, toolArgs, error, foundInResult)
-            : this.#decide(tool, toolArgs, toolContext, error, foundInResult),
+            : this.#decide(tool, toolArgs, toolContext, error, foundInResult, lost),
         )
       }
       if (verdict === false) return Promise.resolve(this.#notRetryable(tool, toolArgs, error, foundInResult))
     }
-    return this.#decide(tool, toolArgs, toolContext, error, foundInResult)
+    return this.#decide(tool, toolArgs, toolContext, error, foundInResult, lost)
   }
 
   #notRetryable(tool, toolArgs, error, foundInResult) {
@@ -609,20 +621,20 @@ class ReflectAndRetryToolPlugin {
     return response(failure.type, failure.details, 0, guidance)
   }
 
-  #decide(tool, toolArgs, toolContext, error, foundInResult) {
+  #decide(tool, toolArgs, toolContext, error, foundInResult, lost) {
     const name = toolNameOf(tool)
     // An unknown name too: another agent of the run may have a tool by that
     // name, whose success resets the shared count.
     const key = this.#countedKey(toolContext, name)
     const decision = MissingTool.is(tool) ? retryUnknownToolFailure(key) : retryFailure(key)
-    if (decision === REJECT) {
+    if (decision === REJECT && !lost) {
       // onToolErrorCallback rethrows the very Error it was given.
       return Promise.reject(foundInResult && !isError(error) ? new Error(RESULT_ERROR_EXCEEDED) : error)
     }
     if (decision === NOT_FOUND) return Promise.resolve({ error: toolNotFoundText(name, tool.availableToolNames()) })
     const failure = describe(error, foundInResult)
     const args = prettyJson(toolArgs ?? {})
-    if (decision === EXCEEDED) {
+    if (decision === EXCEEDED || decision === REJECT) {
       return Promise.resolve(
         response(failure.type, failure.details, this.#maxRetries, exceededGuidance(name, failure.text, args, this.#maxText)),
       )
