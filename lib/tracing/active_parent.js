@@ -4,6 +4,9 @@
 // once: a failed load is remembered, and every run is then a new trace.
 
 let api // undefined: not tried yet; null: not available
+// The last span context found valid: both start callbacks of a run see the
+// same one, and the validity check is two regular expressions.
+let lastValid
 
 function load() {
   try {
@@ -29,7 +32,10 @@ function activeSpanContext() {
   if (a === null) return undefined
   try {
     const sc = a.trace.getSpanContext(a.context.active())
-    return sc !== undefined && a.trace.isSpanContextValid(sc) ? sc : undefined
+    if (sc === undefined || sc === lastValid) return sc
+    if (!a.trace.isSpanContextValid(sc)) return undefined
+    lastValid = sc
+    return sc
   } catch {
     return undefined
   }

@@ -220,7 +220,8 @@ impl SpanSink for ConsoleSink {
                 state.dropped_spans += 1;
                 return;
             }
-            if span.parent_span_id.is_some() {
+            // A run that joined the application's span tops its tree too.
+            if span.parent_span_id.is_some() && !span.remote_parent {
                 self.buffer(&mut state, &span);
                 return;
             }

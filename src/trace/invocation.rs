@@ -78,6 +78,7 @@ impl OpenSpan {
             end_time_unix_nano: end.max(self.start),
             attributes: self.attrs,
             status: self.status,
+            remote_parent: false,
         }
     }
 }
@@ -111,6 +112,8 @@ pub struct Invocation {
     pub trace_id: [u8; 16],
     /// False when the run joined a parent whose trace is not sampled.
     pub sampled: bool,
+    /// The root's parent is a span from outside (`Tracer::join`).
+    pub joined: bool,
     pub capture: bool,
     pub provider: &'static str,
     pub limit: Option<usize>,

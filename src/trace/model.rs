@@ -195,6 +195,7 @@ impl Tracer {
         inv.trace_id = parent.trace_id;
         inv.root.parent = Some(parent.span_id);
         inv.sampled = parent.sampled;
+        inv.joined = true;
         if !parent.sampled {
             self.note_unsampled(parent.trace_id);
         }
@@ -242,6 +243,7 @@ impl Tracer {
             id: id.to_string(),
             trace_id: self.ids.trace_id(),
             sampled: true,
+            joined: false,
             capture: settings.capture,
             provider: if settings.vertex {
                 "vertex_ai"
@@ -756,7 +758,8 @@ impl Tracer {
         if interrupted {
             inv.root.set(INTERRUPTED, AttributeValue::Bool(true));
         }
-        let d = inv.root.finish(trace_id, now);
+        let mut d = inv.root.finish(trace_id, now);
+        d.remote_parent = inv.joined;
         self.emit(d);
         if !inv.sampled {
             self.forget_unsampled(trace_id);

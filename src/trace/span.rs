@@ -67,6 +67,10 @@ pub struct SpanData {
     /// In the order they were set; a key set twice keeps its last value.
     pub attributes: Vec<(String, AttributeValue)>,
     pub status: Status,
+    /// The parent is a span from outside this tracer (the application's
+    /// span a run joined): the top of what this tracer records of the
+    /// trace, like a root.
+    pub remote_parent: bool,
 }
 
 impl SpanData {

@@ -68,6 +68,8 @@ fn a_run_with_a_remote_parent_is_its_child_in_its_trace() {
     let root = spans.last().expect("root");
     assert_eq!(root.name, "invoke_agent root");
     assert_eq!(root.parent_span_id, Some(PARENT.span_id));
+    assert!(root.remote_parent);
+    assert!(spans[..2].iter().all(|s| !s.remote_parent));
     assert_eq!(t.trace_id_of("inv"), Some(PARENT.trace_id));
 }
 

@@ -42,6 +42,7 @@ fn span(trace: u8, id: u8, parent: Option<u8>, name: &str, start_ms: u64, end_ms
         end_time_unix_nano: T0 + end_ms * MS,
         attributes: Vec::new(),
         status: Status::default(),
+        remote_parent: false,
     }
 }
 
@@ -397,4 +398,22 @@ fn unnamed_root_and_big_token_counts() {
          invoke_agent                                      2m05s\n\
          └─ chat gemini-2.5-flash                         2.50 s  in 1.2M out 45.7k\n"
     );
+}
+
+#[test]
+fn a_run_that_joined_an_application_span_prints_when_its_root_ends() {
+    let (sink, out) = plain_sink();
+    let mut spans = weather_run(7);
+    // The root's parent is the application's span, which this sink never sees.
+    if let Some(root) = spans.last_mut() {
+        root.parent_span_id = Some([0x55; 8]);
+        root.remote_parent = true;
+    }
+    for s in spans {
+        sink.on_end(s);
+    }
+    let text = out.text();
+    assert!(text.contains("invoke_agent weather_app"), "{text}");
+    assert!(text.contains("└─ invoke_agent weather_agent"), "{text}");
+    assert_eq!(sink.buffered_trace_count(), 0);
 }

@@ -38,6 +38,7 @@ fn base(name: &str, op: &str) -> SpanData {
             ("gen_ai.agent.name".into(), s("weather_agent")),
         ],
         status: Status::default(),
+        remote_parent: false,
     }
 }
 

@@ -70,6 +70,7 @@ fn span(name: &str) -> SpanData {
             ),
         ],
         status: Status::default(),
+        remote_parent: false,
     }
 }
 
