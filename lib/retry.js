@@ -251,11 +251,10 @@ function response(type, details, retryCount, guidance) {
 // failure then takes the normal onToolErrorCallback path. The tools declared
 // to the model (llmRequest.config.tools) are not touched.
 class MissingTool {
-  #missing = true
-
-  /** A brand check: no trap of a Proxy runs, so it never throws. */
+  /** Never throws (a revoked Proxy is not one); measured faster than a
+   * private brand check (`#x in value`) on Node 20. */
   static is(value) {
-    return value !== null && typeof value === 'object' && #missing in value
+    return isInstance(value, MissingTool)
   }
 
   constructor(name, registered) {
@@ -274,6 +273,16 @@ class MissingTool {
   }
 
   async processLlmRequest() {}
+
+  /** The tools `tool` lists, never throwing (a Proxy may pass for one). */
+  static available(tool) {
+    try {
+      const names = tool.availableToolNames()
+      return Array.isArray(names) ? names : []
+    } catch {
+      return []
+    }
+  }
 
   /** The agent's tools, in declaration order. */
   availableToolNames() {
@@ -631,7 +640,7 @@ class ReflectAndRetryToolPlugin {
       // onToolErrorCallback rethrows the very Error it was given.
       return Promise.reject(foundInResult && !isError(error) ? new Error(RESULT_ERROR_EXCEEDED) : error)
     }
-    if (decision === NOT_FOUND) return Promise.resolve({ error: toolNotFoundText(name, tool.availableToolNames()) })
+    if (decision === NOT_FOUND) return Promise.resolve({ error: toolNotFoundText(name, MissingTool.available(tool)) })
     const failure = describe(error, foundInResult)
     const args = prettyJson(toolArgs ?? {})
     if (decision === EXCEEDED || decision === REJECT) {
