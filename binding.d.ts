@@ -27,11 +27,6 @@ export declare class NativeTracer {
    */
   startInvocation(invocationId: string, sessionId: string | undefined | null, appName: string | undefined | null, userId: string | undefined | null, rootName: string | undefined | null, rootDescription: string | undefined | null, tree: number, agents: Array<string> | undefined | null, userContentJson: string | undefined | null, capture: boolean, vertex: boolean, parentTraceId?: string | undefined | null, parentSpanId?: string | undefined | null, parentSampled?: boolean | undefined | null): void
   /**
-   * The trace id (32 lowercase hex) of an open or recently finished
-   * invocation.
-   */
-  traceIdOf(invocationId: string): string | null
-  /**
    * Makes a run just started by this package's AgentTool a child of the
    * call that started it (`parent_invocation_id`, function call id, tool
    * name): same trace, root under that call's `execute_tool` span.
@@ -43,6 +38,11 @@ export declare class NativeTracer {
    * there are none.
    */
   linkedRuns(invocationId: string): Array<string> | null
+  /**
+   * The trace id (32 lowercase hex) of an open or recently finished
+   * invocation.
+   */
+  traceIdOf(invocationId: string): string | null
   /** Agents of a tree learnt after the run started (Workflow roots). */
   addAgents(invocationId: string, agents?: Array<string> | undefined | null): void
   beforeAgent(invocationId: string, agent?: string | undefined | null): void

@@ -11,7 +11,9 @@ import { after, before, describe, test } from 'node:test'
 import { context, trace } from '@opentelemetry/api'
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import { AlwaysOffSampler, BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
-import { TracingPlugin } from '../index.js'
+import { LlmAgent } from '@google/adk'
+import { AgentTool, TracingPlugin } from '../index.js'
+import { ScriptedLlm } from './helpers/scripted_llm.mjs'
 import { addTool, agent, newSession, request, rootOf, traced } from './helpers/tracing_helpers.mjs'
 import { call } from './helpers/scripted_llm.mjs'
 
@@ -122,6 +124,20 @@ describe('joinActiveTrace', () => {
     assert.equal(root.parentSpanId, undefined)
     assert.notEqual(root.traceId, parent.traceId)
     assert.equal(tracing.traceIdOf(invocationId), root.traceId)
+  })
+
+  test("an AgentTool run stays under its call's execute_tool span, all in the service's trace", async () => {
+    const { tracer } = service()
+    const sub = new LlmAgent({ name: 'helper', description: 'helps', model: new ScriptedLlm(['sub done']) })
+    const root = new LlmAgent({ name: 'root', model: new ScriptedLlm([call('helper', { request: 'do it' }), 'all done']), tools: [new AgentTool({ agent: sub })] })
+    const { tracing, runner } = traced(root)
+    const { parent } = await runInside(tracer, runner)
+    const spans = tracing.getFinishedSpans()
+    for (const s of spans) assert.equal(s.traceId, parent.traceId, s.name)
+    const top = spans.filter((s) => s.parentSpanId === parent.spanId)
+    assert.deepEqual(top.map((s) => s.name), ['invoke_agent root'])
+    const callSpan = spans.find((s) => s.name === 'execute_tool helper')
+    assert.deepEqual(spans.filter((s) => s.parentSpanId === callSpan.spanId).map((s) => s.name), ['invoke_agent helper'])
   })
 
   test('a non-boolean joinActiveTrace is a TypeError naming the option', () => {

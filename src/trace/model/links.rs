@@ -84,6 +84,7 @@ impl Tracer {
             // The call's trace replaces an application span the run joined
             // at its start (joinActiveTrace), and its sampling with it.
             let left = (!inv.sampled).then_some(inv.trace_id);
+            inv.joined = false;
             inv.sampled = sampled;
             inv.trace_id = trace_id;
             inv.root.parent = Some(span);
