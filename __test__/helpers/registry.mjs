@@ -85,6 +85,8 @@ export async function startRegistry({ readyTimeoutMs = 60_000 } = {}) {
       'adk-native-plugins-*': ours,
       '**': { access: '$all', publish: '$authenticated', proxy: 'upstream' },
     },
+    // A debug build of the addon is ~46 MB: Verdaccio's 10 MB default would refuse it (413).
+    max_body_size: '200mb',
     server: { keepAliveTimeout: 60 },
     log: { type: 'stdout', format: 'pretty', level: 'warn' },
   }
