@@ -47,7 +47,18 @@ export declare class NativeTracer {
   addAgents(invocationId: string, agents?: Array<string> | undefined | null): void
   beforeAgent(invocationId: string, agent?: string | undefined | null): void
   afterAgent(invocationId: string, agent?: string | undefined | null): void
-  beforeModel(invocationId: string, agent?: string | undefined | null, model?: string | undefined | null, configJson?: string | undefined | null, toolsJson?: string | undefined | null, systemJson?: string | undefined | null, contentsJson?: string | undefined | null): void
+  /**
+   * With `history_slot` (lib/tracing/history.js), `contents_json` holds
+   * only the items after the first `reuse` of that conversation slot,
+   * which keeps the whole list afterwards unless `keep` is false.
+   * Returns false when the slot could not supply them (JavaScript then
+   * forgets the conversation and sends it in full next time).
+   */
+  beforeModel(invocationId: string, agent?: string | undefined | null, model?: string | undefined | null, configJson?: string | undefined | null, toolsJson?: string | undefined | null, systemJson?: string | undefined | null, contentsJson?: string | undefined | null, historySlot?: number | undefined | null, reuse?: number | undefined | null, keep?: boolean | undefined | null): boolean
+  /** Drops the items a conversation slot keeps (lib/tracing/history.js). */
+  forgetHistory(slot: number): void
+  /** Conversation slots holding items (tests check the bound). */
+  get historyCount(): number
   /**
    * The prompt, candidates, total, thoughts and cached token counts are
    * NaN when absent: five numbers cost less to pass than an array.

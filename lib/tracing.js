@@ -18,6 +18,8 @@ const { callerOf } = require('./agent_tool_link.js')
 const { safeJson } = require('./tracing/json.js')
 const { flattenAgentTree, rootOf } = require('./tracing/agents.js')
 const { activeSpanContext } = require('./tracing/active_parent.js')
+const { Histories } = require('./tracing/history.js')
+const { JsonMemo } = require('./tracing/json_memo.js')
 
 const warned = new Set()
 function warnOnce(kind, message, code = `ADK_TRACING_${kind}`) {
@@ -249,8 +251,7 @@ function configJson(config) {
 }
 
 /** JSON of `config.tools` when it declares functions (else nothing). */
-function toolsJson(config) {
-  const tools = config?.tools
+function toolsJson(tools) {
   if (!Array.isArray(tools)) return undefined
   for (const t of tools) {
     const decls = t?.functionDeclarations
@@ -260,6 +261,23 @@ function toolsJson(config) {
 }
 
 const NO_USAGE = Object.freeze({})
+
+/** Today's capture of every request in full (the differential test's reference). */
+function envFullCapture() {
+  return process.env.ADK_NATIVE_TRACING_FULL_CAPTURE === '1'
+}
+
+/** The conversation a model request belongs to: its session and agent. */
+function conversationKey(ctx, invocationId, agent) {
+  let session
+  try {
+    session = ctx?.invocationContext?.session?.id
+  } catch {
+    session = undefined
+  }
+  const base = typeof session === 'string' ? `s${session}` : `i${invocationId}`
+  return agent === undefined ? base : `${base}\u0000${agent}`
+}
 
 /** A token count for the native tracer (NaN when absent). */
 function count(v) {
@@ -357,6 +375,12 @@ class TracingPlugin {
     this._seen = new Map() // invocation id -> Map(token -> result)
     this._seenToken = 0
     this._linked = false // an AgentTool run was linked to its call (lib/agent_tool.js)
+    // History captured once per conversation, unchanged tool declarations
+    // and system instructions not serialised again (off: today's full capture).
+    const full = envFullCapture()
+    this._histories = full ? undefined : new Histories((slot) => native.forgetHistory(slot))
+    this._tools = full ? undefined : new JsonMemo()
+    this._system = full ? undefined : new JsonMemo()
     const warning = native.warning
     if (warning) warnOnce('NO_EXPORTER', warning)
     live.add(new WeakRef(this))
@@ -512,24 +536,52 @@ class TracingPlugin {
 
   beforeModelCallback(params) {
     if (this._stopped) return PASS
+    let history
+    let key
     try {
       const ctx = params?.callbackContext
       const id = invocationIdOf(ctx)
       if (id === undefined) return PASS
       this._learnTree(id, ctx)
+      const agent = agentNameOf(ctx)
       const request = params?.llmRequest
       const config = request?.config
       const capture = this._capture
-      this._native.beforeModel(
+      const memoKey = agent ?? ''
+      const tools = config?.tools
+      const toolsText = this._tools === undefined ? toolsJson(tools) : this._tools.json(memoKey, tools, toolsJson)
+      let system
+      if (capture && config?.systemInstruction != null) {
+        system = this._system === undefined ? safeJson(config.systemInstruction) : this._system.json(memoKey, config.systemInstruction, safeJson)
+      }
+      let contents
+      const requestContents = capture ? request?.contents : undefined
+      if (requestContents != null) {
+        history = this._histories
+        if (history !== undefined && Array.isArray(requestContents) && typeof requestContents.toJSON !== 'function') {
+          key = conversationKey(ctx, id, agent)
+          const delta = history.delta(key, requestContents)
+          if (delta === undefined) key = undefined
+          else contents = delta
+        }
+        if (contents === undefined) contents = { json: safeJson(requestContents) }
+      }
+      const applied = this._native.beforeModel(
         id,
-        agentNameOf(ctx),
+        agent,
         str(request?.model),
         configJson(config),
-        toolsJson(config),
-        capture && config?.systemInstruction != null ? safeJson(config.systemInstruction) : undefined,
-        capture && request?.contents != null ? safeJson(request.contents) : undefined,
+        toolsText,
+        system,
+        contents?.json,
+        contents?.slot,
+        contents?.reuse,
+        contents?.keep,
       )
+      if (applied === false && key !== undefined) history.forgetKey(key)
     } catch (e) {
+      // The native side may not hold what this side now remembers.
+      if (key !== undefined) history.forgetKey(key)
       problem('beforeModelCallback', e)
     }
     return PASS

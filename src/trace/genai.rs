@@ -44,7 +44,7 @@ impl DeferredValue for DeferredMessages {
     }
 }
 
-fn render_fresh(raw: &[u8], shape: &MessageShape) -> String {
+pub(crate) fn render_fresh(raw: &[u8], shape: &MessageShape) -> String {
     super::genai_fast::render(raw, shape).unwrap_or_else(|| render_messages(raw, shape))
 }
 

@@ -1,6 +1,7 @@
 //! What the JavaScript side hands the tracer for each callback: plain data
 //! read from ADK's objects (ids, names, numbers and JSON text).
 
+use super::history::HistoryDelta;
 use super::invocation::AgentInfo;
 
 /// Per-invocation settings read when the run starts.
@@ -61,8 +62,10 @@ pub struct ModelRequest {
     pub tools_json: Option<String>,
     /// JSON of `config.systemInstruction` (captured runs only).
     pub system_json: Option<String>,
-    /// UTF-8 JSON array of `llmRequest.contents` (captured runs only).
+    /// UTF-8 JSON array of `llmRequest.contents` (captured runs only);
+    /// with `history`, only the items after the conversation's kept prefix.
     pub contents_json: Option<Vec<u8>>,
+    pub history: Option<HistoryDelta>,
 }
 
 #[derive(Clone, Debug, Default)]

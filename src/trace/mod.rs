@@ -5,6 +5,7 @@ pub mod agents;
 pub mod attributes;
 pub mod genai;
 mod genai_fast;
+pub mod history;
 pub mod ids;
 pub mod inputs;
 pub mod invocation;

@@ -5,6 +5,7 @@
 use super::agents::ensure_agent_in;
 use super::attributes::{apply_tool_outcome, config_attributes, deferred};
 use super::genai::MessageShape;
+use super::history::{DeferredHistory, Histories};
 use super::ids::IdGen;
 pub use super::inputs::*;
 use super::invocation::{AgentInfo, Invocation, OpenSpan, ToolSpan, INTERRUPTED};
@@ -36,6 +37,7 @@ pub struct Tracer {
     max_open: usize,
     stopped: bool,
     ended_spans: u64,
+    histories: Histories,
 }
 
 pub fn now_nanos() -> u64 {
@@ -88,6 +90,7 @@ impl Tracer {
             max_open: max_open.max(1),
             stopped: false,
             ended_spans: 0,
+            histories: Histories::default(),
         }
     }
 
@@ -315,13 +318,39 @@ impl Tracer {
         }
     }
 
-    pub fn before_model(&mut self, inv_id: &str, agent: Option<&str>, req: ModelRequest) {
+    /// Drops a conversation slot's kept items (history.rs).
+    pub fn forget_history(&mut self, slot: u32) {
+        self.histories.forget(slot);
+    }
+
+    /// Conversation slots holding items.
+    pub fn history_count(&self) -> usize {
+        self.histories.len()
+    }
+
+    /// Returns false when a history delta could not be applied (the
+    /// JavaScript side then starts that conversation again in full).
+    pub fn before_model(
+        &mut self,
+        inv_id: &str,
+        agent: Option<&str>,
+        mut req: ModelRequest,
+    ) -> bool {
+        // A delta updates its conversation whatever becomes of the span, so
+        // both sides keep holding the same items.
+        let mut history = None;
+        let mut applied = true;
+        if let (Some(delta), Some(suffix)) = (req.history, req.contents_json.as_deref()) {
+            history = self.histories.apply(delta, suffix);
+            applied = history.is_some();
+            req.contents_json = None;
+        }
         let Some(parent) = self.ensure_agent(inv_id, agent) else {
-            return;
+            return applied;
         };
         let span_id = self.ids.span_id();
         let Some(inv) = self.open.get_mut(inv_id) else {
-            return;
+            return applied;
         };
         let key = agent.unwrap_or("").to_string();
         let limit = inv.limit;
@@ -355,6 +384,11 @@ impl Tracer {
                     "gen_ai.input.messages",
                     deferred(c, MessageShape::InputList, limit),
                 );
+            } else if let Some(pieces) = history {
+                span.set(
+                    "gen_ai.input.messages",
+                    AttributeValue::Deferred(Arc::new(DeferredHistory { pieces, limit })),
+                );
             }
         }
         let previous = match inv.models.iter().position(|(a, _)| *a == key) {
@@ -375,6 +409,7 @@ impl Tracer {
         for p in previous.into_iter().chain(previous_turn) {
             self.emit(p);
         }
+        applied
     }
 
     pub fn after_model(&mut self, inv_id: &str, agent: Option<&str>, resp: ModelResponse) {

@@ -99,6 +99,7 @@ fn single_agent_with_a_tool() {
             tools_json: Some(r#"[{"functionDeclarations":[{"name":"f"}]}]"#.into()),
             system_json: None,
             contents_json: Some(r#"[{"role":"user","parts":[{"text":"hi"}]}]"#.into()),
+            history: None,
         },
     );
     t.after_model(

@@ -10,6 +10,7 @@ mod text;
 
 use crate::export::config::{resolve, BatchOptions, ConfigError, ExportOptions, WeaveOptions};
 use crate::export::memory::MemorySink;
+use crate::trace::history::HistoryDelta;
 use crate::trace::ids::{from_hex, hex};
 use crate::trace::invocation::AgentInfo;
 use crate::trace::key_text;
@@ -364,6 +365,11 @@ impl NativeTracer {
         Ok(())
     }
 
+    /// With `history_slot` (lib/tracing/history.js), `contents_json` holds
+    /// only the items after the first `reuse` of that conversation slot,
+    /// which keeps the whole list afterwards unless `keep` is false.
+    /// Returns false when the slot could not supply them (JavaScript then
+    /// forgets the conversation and sends it in full next time).
     #[allow(clippy::too_many_arguments)]
     #[napi]
     pub fn before_model(
@@ -375,10 +381,18 @@ impl NativeTracer {
         tools_json: Option<JsString<'_>>,
         system_json: Option<JsString<'_>>,
         contents_json: Option<JsString<'_>>,
-    ) -> Result<()> {
+        history_slot: Option<u32>,
+        reuse: Option<u32>,
+        keep: Option<bool>,
+    ) -> Result<bool> {
         // Big contents go through napi-rs's own String read (see text.rs).
         let contents_json = opt(&contents_json)?.map(String::into_bytes);
-        self.tracer.before_model(
+        let history = history_slot.filter(|s| *s > 0).map(|slot| HistoryDelta {
+            slot,
+            reuse: reuse.unwrap_or(0),
+            keep: keep.unwrap_or(true),
+        });
+        Ok(self.tracer.before_model(
             &key(&invocation_id)?,
             key_opt(&agent)?.as_deref(),
             ModelRequest {
@@ -387,9 +401,21 @@ impl NativeTracer {
                 tools_json: opt(&tools_json)?,
                 system_json: opt(&system_json)?,
                 contents_json,
+                history,
             },
-        );
-        Ok(())
+        ))
+    }
+
+    /// Drops the items a conversation slot keeps (lib/tracing/history.js).
+    #[napi]
+    pub fn forget_history(&mut self, slot: u32) {
+        self.tracer.forget_history(slot);
+    }
+
+    /// Conversation slots holding items (tests check the bound).
+    #[napi(getter)]
+    pub fn history_count(&self) -> u32 {
+        self.tracer.history_count() as u32
     }
 
     /// The prompt, candidates, total, thoughts and cached token counts are

@@ -1,0 +1,179 @@
+'use strict'
+// History captured once per conversation. Per (session, agent), remembers as
+// JSON tokens (json_tokens.js) the Contents of the last captured model
+// request; the next request of that conversation is checked against them
+// item by item, exactly, and only the items after the first difference are
+// serialised and sent. The native tracer keeps the same conversation's item
+// JSON under the same slot number and renders `gen_ai.input.messages` from
+// the kept prefix and the new suffix, off the JavaScript thread.
+//
+// JavaScript decides everything and the native side only follows (it never
+// evicts on its own), so both sides always hold the same items. Bounded: at
+// most MAX_CONVERSATIONS remembered, and at most MAX_CHARS characters of
+// JSON in all; the least recently used conversations are dropped first.
+
+const { record, match } = require('./json_tokens.js')
+
+const MAX_CONVERSATIONS = 256
+const MAX_CHARS = 64 * 1024 * 1024
+/** A history this size or bigger is not remembered (its own share of the budget). */
+const MAX_CONVERSATION_CHARS = MAX_CHARS / 4
+
+class Conversation {
+  constructor(slot) {
+    this.slot = slot
+    this.tokens = []
+    // ends[i]: token index after item i; chars[i]: JSON length of items 0..i.
+    this.ends = []
+    this.chars = []
+    // Whether the native tracer holds items under this slot.
+    this.sent = false
+  }
+
+  get count() {
+    return this.ends.length
+  }
+
+  get totalChars() {
+    const n = this.chars.length
+    return n === 0 ? 0 : this.chars[n - 1]
+  }
+
+  /** How many leading items of `contents` are the remembered ones, unchanged. */
+  matchingPrefix(contents) {
+    const ends = this.ends
+    const tokens = this.tokens
+    const n = Math.min(ends.length, contents.length)
+    let at = 0
+    for (let i = 0; i < n; i++) {
+      const x = contents[i]
+      const next = x === undefined || typeof x === 'function' || typeof x === 'symbol' ? (tokens[at] === null ? at + 1 : -1) : match(x, tokens, at, 1)
+      if (next !== ends[i]) return i
+      at = next
+    }
+    return n
+  }
+
+  /** Keeps the first `n` items. */
+  truncate(n) {
+    if (n >= this.ends.length) return
+    this.tokens.length = n === 0 ? 0 : this.ends[n - 1]
+    this.ends.length = n
+    this.chars.length = n
+  }
+
+  /** Records items `from..` of `contents` after the kept ones; false if unsupported. */
+  recordFrom(contents, from) {
+    const tokens = this.tokens
+    for (let i = from; i < contents.length; i++) {
+      const x = contents[i]
+      if (x === undefined || typeof x === 'function' || typeof x === 'symbol') tokens.push(null)
+      else if (!record(x, tokens, 1)) return false
+      this.ends.push(tokens.length)
+    }
+    return true
+  }
+
+  /** Sets the JSON lengths of the items recorded after the first `kept`. */
+  setChars(kept, suffixJsonLength, suffixCount) {
+    // Per-item lengths are only needed for the budget: spread the suffix evenly.
+    let base = kept === 0 ? 0 : this.chars[kept - 1]
+    const per = suffixCount === 0 ? 0 : suffixJsonLength / suffixCount
+    for (let i = 0; i < suffixCount; i++) {
+      base += per
+      this.chars[kept + i] = base
+    }
+  }
+}
+
+class Histories {
+  /** `forget(slot)`: tells the native tracer to drop a slot's items. */
+  constructor(forget) {
+    this._forget = forget
+    this._byKey = new Map()
+    this._chars = 0
+    this._nextSlot = 1
+  }
+
+  /**
+   * What to send for `contents` (an array) of conversation `key`:
+   * `{slot, reuse, json, keep}` — the native tracer takes items 0..reuse
+   * of `slot`, appends the items of `json` (a JSON array) and keeps the
+   * result under `slot` unless `keep` is false — or undefined when the
+   * contents are not supported (the caller captures them in full).
+   */
+  delta(key, contents) {
+    let conv = this._byKey.get(key)
+    let reuse = 0
+    if (conv !== undefined) {
+      this._byKey.delete(key) // re-inserted below: most recently used last
+      this._chars -= conv.totalChars
+      reuse = conv.matchingPrefix(contents)
+      conv.truncate(reuse)
+    } else {
+      conv = new Conversation(this._nextSlot++)
+    }
+    let json
+    try {
+      if (!conv.recordFrom(contents, reuse)) {
+        this._drop(conv)
+        return undefined
+      }
+      json = JSON.stringify(reuse === 0 ? contents : contents.slice(reuse))
+    } catch {
+      this._drop(conv)
+      return undefined
+    }
+    if (typeof json !== 'string') {
+      this._drop(conv)
+      return undefined
+    }
+    conv.setChars(reuse, json.length, contents.length - reuse)
+    const total = conv.totalChars
+    if (total >= MAX_CONVERSATION_CHARS) {
+      // Used this once and forgotten on both sides.
+      return { slot: conv.slot, reuse, json, keep: false }
+    }
+    conv.sent = true
+    this._byKey.set(key, conv)
+    this._chars += total
+    this._evict()
+    return { slot: conv.slot, reuse, json, keep: true }
+  }
+
+  /** Forgets one conversation (after the native side refused its delta). */
+  forgetKey(key) {
+    const conv = this._byKey.get(key)
+    if (conv === undefined) return
+    this._byKey.delete(key)
+    this._chars -= conv.totalChars
+    this._drop(conv)
+  }
+
+  /** Forgets every conversation (the native side is told for each). */
+  clear() {
+    for (const conv of this._byKey.values()) this._forget(conv.slot)
+    this._byKey.clear()
+    this._chars = 0
+  }
+
+  get size() {
+    return this._byKey.size
+  }
+
+  _drop(conv) {
+    if (conv.sent) this._forget(conv.slot)
+  }
+
+  _evict() {
+    const map = this._byKey
+    while (map.size > MAX_CONVERSATIONS || (this._chars > MAX_CHARS && map.size > 1)) {
+      const [oldKey, oldest] = map.entries().next().value
+      map.delete(oldKey)
+      this._chars -= oldest.totalChars
+      this._forget(oldest.slot)
+    }
+  }
+}
+
+module.exports = { Histories, MAX_CONVERSATIONS, MAX_CHARS }

@@ -1,0 +1,291 @@
+//! Conversation histories captured once: the JSON of each Content item a
+//! conversation's model requests carried, kept per slot (lib/tracing/history.js
+//! numbers the conversations and decides what is kept). A request sends only
+//! the items after the kept prefix; its `gen_ai.input.messages` is rendered
+//! from the shared prefix and the new items where the attribute is used (the
+//! exporter thread), exactly as the whole request's JSON would render.
+//!
+//! Items live in chunks (one per request that added some) shared by `Arc`
+//! with the spans that show them: a request costs the JavaScript thread only
+//! its new items. Memory is bounded by the JavaScript side, which tells this
+//! side what to forget; this side never drops a slot on its own.
+
+use super::genai::{render_fresh, truncate, MessageShape};
+use super::span::DeferredValue;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// What a model request's contents are, relative to its conversation slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HistoryDelta {
+    pub slot: u32,
+    /// How many leading items of the slot the request starts with.
+    pub reuse: u32,
+    /// Whether the slot keeps the request's items afterwards.
+    pub keep: bool,
+}
+
+/// Chunks merged into one when a conversation has more than this many, so a
+/// span holds a handful of pieces however long the conversation ran.
+const MAX_CHUNKS: usize = 16;
+
+#[derive(Clone, Debug)]
+struct Chunk {
+    /// Items joined by commas, as inside a JSON array.
+    bytes: Arc<[u8]>,
+    /// Byte offset after each item.
+    ends: Arc<[usize]>,
+    /// How many of the items belong to the conversation (a prefix).
+    count: usize,
+}
+
+impl Chunk {
+    fn len(&self) -> usize {
+        self.ends[self.count - 1]
+    }
+}
+
+#[derive(Default, Debug)]
+pub struct Histories {
+    slots: HashMap<u32, Vec<Chunk>>,
+}
+
+impl Histories {
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    pub fn forget(&mut self, slot: u32) {
+        self.slots.remove(&slot);
+    }
+
+    /// Applies a request's delta (`suffix`: the JSON array of its new items)
+    /// and returns its whole contents as pieces; `None` when the slot does
+    /// not hold `reuse` items or `suffix` is not a JSON array (the slot is
+    /// then forgotten: the JavaScript side starts it again in full).
+    pub fn apply(&mut self, delta: HistoryDelta, suffix: &[u8]) -> Option<HistoryPieces> {
+        let chunks = self.slots.remove(&delta.slot).unwrap_or_default();
+        let mut need = delta.reuse as usize;
+        let mut kept = Vec::with_capacity(chunks.len() + 1);
+        for c in chunks {
+            if need == 0 {
+                break;
+            }
+            let take = need.min(c.count);
+            need -= take;
+            kept.push(Chunk { count: take, ..c });
+        }
+        if need > 0 {
+            return None;
+        }
+        let inner = suffix.strip_prefix(b"[")?.strip_suffix(b"]")?;
+        if !inner.is_empty() {
+            let ends = item_ends(inner)?;
+            kept.push(Chunk {
+                bytes: Arc::from(inner),
+                count: ends.len(),
+                ends: ends.into(),
+            });
+        }
+        if kept.len() > MAX_CHUNKS {
+            kept = vec![merge(&kept)];
+        }
+        let pieces = HistoryPieces(kept.iter().map(|c| (c.bytes.clone(), c.len())).collect());
+        if delta.keep {
+            self.slots.insert(delta.slot, kept);
+        }
+        Some(pieces)
+    }
+}
+
+fn merge(chunks: &[Chunk]) -> Chunk {
+    let size = chunks.iter().map(|c| c.len() + 1).sum();
+    let mut bytes = Vec::with_capacity(size);
+    let mut ends = Vec::new();
+    for c in chunks {
+        if !bytes.is_empty() {
+            bytes.push(b',');
+        }
+        let base = bytes.len();
+        bytes.extend_from_slice(&c.bytes[..c.len()]);
+        ends.extend(c.ends[..c.count].iter().map(|e| base + e));
+    }
+    Chunk {
+        bytes: bytes.into(),
+        count: ends.len(),
+        ends: ends.into(),
+    }
+}
+
+/// The byte offset after each top-level item of a JSON array's inside
+/// (as JSON.stringify writes it: no whitespace); `None` if unbalanced.
+fn item_ends(inner: &[u8]) -> Option<Vec<usize>> {
+    let mut ends = Vec::new();
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, &b) in inner.iter().enumerate() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.checked_sub(1)?,
+            b',' if depth == 0 => ends.push(i),
+            _ => {}
+        }
+    }
+    if depth != 0 || in_string {
+        return None;
+    }
+    ends.push(inner.len());
+    Some(ends)
+}
+
+/// A request's contents: the items of each piece (a prefix of a chunk).
+#[derive(Debug, Clone)]
+pub struct HistoryPieces(Vec<(Arc<[u8]>, usize)>);
+
+impl HistoryPieces {
+    /// The JSON array these pieces make.
+    pub fn to_json(&self) -> Vec<u8> {
+        let size: usize = self.0.iter().map(|(_, n)| n + 1).sum();
+        let mut raw = Vec::with_capacity(size + 2);
+        raw.push(b'[');
+        for (i, (bytes, n)) in self.0.iter().enumerate() {
+            if i > 0 {
+                raw.push(b',');
+            }
+            raw.extend_from_slice(&bytes[..*n]);
+        }
+        raw.push(b']');
+        raw
+    }
+}
+
+/// `gen_ai.input.messages` of a request sent as a delta, rendered on first
+/// use like `genai::DeferredMessages` of the whole JSON.
+#[derive(Debug)]
+pub struct DeferredHistory {
+    pub pieces: HistoryPieces,
+    pub limit: Option<usize>,
+}
+
+impl DeferredValue for DeferredHistory {
+    fn render(&self) -> String {
+        truncate(
+            render_fresh(&self.pieces.to_json(), &MessageShape::InputList),
+            self.limit,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn delta(slot: u32, reuse: u32) -> HistoryDelta {
+        HistoryDelta {
+            slot,
+            reuse,
+            keep: true,
+        }
+    }
+
+    fn json(p: &HistoryPieces) -> String {
+        String::from_utf8(p.to_json()).unwrap()
+    }
+
+    #[test]
+    fn prefix_and_suffix_make_the_whole_array() {
+        let mut h = Histories::default();
+        let a = h
+            .apply(delta(1, 0), br#"[{"a":"x,]}"},[1,[2]],"q\"],"]"#)
+            .unwrap();
+        assert_eq!(json(&a), r#"[{"a":"x,]}"},[1,[2]],"q\"],"]"#);
+        let b = h.apply(delta(1, 3), br#"[null,{}]"#).unwrap();
+        assert_eq!(json(&b), r#"[{"a":"x,]}"},[1,[2]],"q\"],",null,{}]"#);
+        // An edit at item 1: items 1.. are replaced.
+        let c = h.apply(delta(1, 1), br#"[7]"#).unwrap();
+        assert_eq!(json(&c), r#"[{"a":"x,]}"},7]"#);
+        // Shorter, nothing new.
+        let d = h.apply(delta(1, 1), b"[]").unwrap();
+        assert_eq!(json(&d), r#"[{"a":"x,]}"}]"#);
+        let e = h.apply(delta(1, 0), b"[]").unwrap();
+        assert_eq!(json(&e), "[]");
+    }
+
+    #[test]
+    fn many_requests_merge_into_few_pieces() {
+        let mut h = Histories::default();
+        let mut expect = Vec::new();
+        for i in 0..100u32 {
+            let p = h.apply(delta(3, i), format!("[{i}]").as_bytes()).unwrap();
+            expect.push(i.to_string());
+            assert_eq!(json(&p), format!("[{}]", expect.join(",")));
+            assert!(p.0.len() <= MAX_CHUNKS + 1);
+        }
+        // Cut inside a merged chunk.
+        let p = h.apply(delta(3, 50), b"[\"z\"]").unwrap();
+        expect.truncate(50);
+        expect.push("\"z\"".into());
+        assert_eq!(json(&p), format!("[{}]", expect.join(",")));
+    }
+
+    #[test]
+    fn an_unknown_prefix_or_bad_suffix_is_refused_and_forgotten() {
+        let mut h = Histories::default();
+        assert!(h.apply(delta(1, 1), b"[1]").is_none());
+        h.apply(delta(1, 0), b"[1,2]").unwrap();
+        assert!(h.apply(delta(1, 2), b"[{]").is_none());
+        assert!(h.is_empty());
+        h.apply(delta(2, 0), b"[1,2]").unwrap();
+        h.apply(
+            HistoryDelta {
+                slot: 2,
+                reuse: 2,
+                keep: false,
+            },
+            b"[3]",
+        )
+        .unwrap();
+        assert!(h.is_empty());
+        h.apply(delta(4, 0), b"[1]").unwrap();
+        h.forget(4);
+        assert!(h.apply(delta(4, 1), b"[]").is_none());
+    }
+
+    #[test]
+    fn renders_like_the_whole_json() {
+        let mut h = Histories::default();
+        let whole = br#"[{"role":"user","parts":[{"text":"hi"}]},{"role":"model","parts":[{"text":"yo"}]}]"#;
+        h.apply(delta(1, 0), whole).unwrap();
+        let p = h
+            .apply(
+                delta(1, 2),
+                br#"[{"role":"user","parts":[{"text":"more"}]}]"#,
+            )
+            .unwrap();
+        let d = DeferredHistory {
+            pieces: p.clone(),
+            limit: Some(40),
+        };
+        let full = p.to_json();
+        assert_eq!(
+            d.render(),
+            truncate(render_fresh(&full, &MessageShape::InputList), Some(40))
+        );
+    }
+}
