@@ -93,6 +93,10 @@ class Histories {
     this._byKey = new Map()
     this._chars = 0
     this._nextSlot = 1
+    // What the checks found, for the tests: items not sent again, and
+    // requests captured in full because something was not supported.
+    this.reusedItems = 0
+    this.unsupported = 0
   }
 
   /**
@@ -117,6 +121,7 @@ class Histories {
     try {
       if (!conv.recordFrom(contents, reuse)) {
         this._drop(conv)
+        this.unsupported++
         return undefined
       }
       json = JSON.stringify(reuse === 0 ? contents : contents.slice(reuse))
@@ -129,6 +134,7 @@ class Histories {
       return undefined
     }
     conv.setChars(reuse, json.length, contents.length - reuse)
+    this.reusedItems += reuse
     const total = conv.totalChars
     if (total >= MAX_CONVERSATION_CHARS) {
       // Used this once and forgotten on both sides.

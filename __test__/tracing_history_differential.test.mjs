@@ -1,0 +1,250 @@
+// History captured once per conversation (lib/tracing/history.js) against
+// today's full capture (ADK_NATIVE_TRACING_FULL_CAPTURE=1): the same runs go
+// through both, side by side in one runner, and every span attribute must be
+// the same byte for byte (ids and times aside).
+import test from 'node:test'
+import assert from 'node:assert/strict'
+import { InMemoryRunner, SequentialAgent, FunctionTool } from '@google/adk'
+import { TracingPlugin } from '../index.js'
+import { call, runOnce } from './helpers/scripted_llm.mjs'
+import { agent, addTool, plugin } from './helpers/tracing_helpers.mjs'
+
+/** Two memory-exporting tracers: the delta path and today's full capture. */
+function pair() {
+  const delta = new TracingPlugin({ name: 'tracing_delta', exporter: 'memory' })
+  process.env.ADK_NATIVE_TRACING_FULL_CAPTURE = '1'
+  let full
+  try {
+    full = new TracingPlugin({ name: 'tracing_full', exporter: 'memory' })
+  } finally {
+    delete process.env.ADK_NATIVE_TRACING_FULL_CAPTURE
+  }
+  assert.equal(full._histories, undefined, 'the switch selects the full capture')
+  assert.ok(delta._histories, 'the delta path is the default')
+  return { delta, full }
+}
+
+/** Spans as comparable text: everything but ids and times, parents by index. */
+function comparable(spans) {
+  const index = new Map(spans.map((s, i) => [s.spanId, i]))
+  return spans.map((s) =>
+    JSON.stringify({
+      name: s.name,
+      parent: s.parentSpanId === undefined ? -1 : index.get(s.parentSpanId),
+      status: s.status,
+      attributes: s.attributes,
+    }),
+  )
+}
+
+function assertSameSpans({ delta, full }) {
+  const a = delta.getFinishedSpans()
+  const b = full.getFinishedSpans()
+  assert.ok(a.length > 0)
+  const ca = comparable(a)
+  const cb = comparable(b)
+  assert.equal(ca.length, cb.length)
+  for (let i = 0; i < ca.length; i++) assert.equal(ca[i], cb[i], `span ${i} (${a[i].name}) differs`)
+  return a
+}
+
+function chatInputs(spans) {
+  return spans.filter((s) => s.name.startsWith('chat ')).map((s) => JSON.parse(s.attributes['gen_ai.input.messages'] ?? 'null'))
+}
+
+function runnerWith(root, { before = [], after = [], deltaFirst = true } = {}) {
+  const p = pair()
+  const tracers = deltaFirst ? [p.delta, p.full] : [p.full, p.delta]
+  const runner = new InMemoryRunner({ agent: root, appName: 'app', plugins: [...before, ...tracers, ...after] })
+  return { ...p, runner }
+}
+
+function searchTool() {
+  return new FunctionTool({
+    name: 'search',
+    description: 'Searches the travel offers',
+    execute: async ({ q }) => ({
+      query: q,
+      results: Array.from({ length: 4 }, (_, k) => ({ title: `${q} offer ${k}`, price: 100 + k, tags: ['a', k % 2 ? 'b' : 'c'], note: k === 2 ? 'quote " and \\ and\nnewline ✓' : undefined })),
+    }),
+  })
+}
+
+/** A script that never runs out: step(i) for the i-th call. */
+function endless(step, n = 200) {
+  return Array.from({ length: n }, (_, i) => (req) => step(i, req))
+}
+
+test('a long multi-agent conversation: transfers, foreign turns rewritten by ADK, tools, many runs in one session', async () => {
+  const researcher = agent('researcher', endless((i) => (i % 3 === 0 ? call('search', { q: `topic ${i}` }) : i % 3 === 1 ? `found ${i}: ${'detail '.repeat(i)}` : call('transfer_to_agent', { agentName: 'writer' }))), {
+    tools: [searchTool()],
+    instruction: 'Research carefully.',
+  })
+  const writer = agent('writer', endless((i) => (i % 2 === 0 ? `draft ${i} ✍️` : call('transfer_to_agent', { agentName: 'researcher' }))), { instruction: 'Write well.' })
+  const coordinator = agent('coordinator', endless((i) => call('transfer_to_agent', { agentName: i % 2 ? 'writer' : 'researcher' })), {
+    subAgents: [researcher, writer],
+    instruction: 'Route the user.',
+  })
+  const t = runnerWith(coordinator)
+  const sessionId = (await t.runner.sessionService.createSession({ appName: 'app', userId: 'u' })).id
+  for (let i = 0; i < 14; i++) await runOnce(t.runner, `question ${i}: ${'context '.repeat(i * 3)}`, { sessionId })
+  const spans = assertSameSpans(t)
+  const agents = new Set(spans.map((s) => s.attributes['gen_ai.agent.name']))
+  for (const name of ['coordinator', 'researcher', 'writer']) assert.ok(agents.has(name), `${name} ran`)
+  const inputs = chatInputs(spans)
+  assert.ok(Math.max(...inputs.map((m) => m.length)) >= 20, 'the history grew long')
+  assert.ok(
+    inputs.some((m) => m.some((c) => c.parts.some((p) => p.type === 'text' && /^\[(researcher|writer)\] (said|called|tool)/.test(p.content)))),
+    'other agents turns were rewritten by ADK',
+  )
+  assert.ok(t.delta._histories.reusedItems > 100, `items were reused (${t.delta._histories.reusedItems})`)
+})
+
+test('a sequential pipeline over several runs, streamed turns', async () => {
+  const first = agent('first', endless((i) => (i % 2 ? `first says ${i}` : call('add', { a: i, b: 2 }))), { tools: [addTool()], partials: ['fir', 'first s'] })
+  const second = agent('second', endless((i) => `second says ${i}`), { partials: ['sec'] })
+  const seq = new SequentialAgent({ name: 'pipeline', description: 'two steps', subAgents: [first, second] })
+  const t = runnerWith(seq, { deltaFirst: false })
+  const sessionId = (await t.runner.sessionService.createSession({ appName: 'app', userId: 'u' })).id
+  for (let i = 0; i < 8; i++) {
+    const { events } = await runOnce(t.runner, `go ${i}`, { sessionId })
+    assert.ok(events.some((e) => e.partial), 'the run streamed partials')
+  }
+  assertSameSpans(t)
+  assert.ok(t.delta._histories.reusedItems > 20)
+})
+
+test('edited and compacted histories: requests rewritten before capture, session events edited, mutations after capture', async () => {
+  let n = 0
+  // Before the tracers: edits the request (deep, in place, removals, new
+  // objects with the same text, key order, undefined keys, compaction).
+  const editor = plugin('editor', {
+    beforeModelCallback: async ({ llmRequest }) => {
+      const c = llmRequest.contents
+      n++
+      if (n % 5 === 1 && c.length > 2) c[1].parts[0] = { ...c[1].parts[0], text: `edited at ${n}` }
+      if (n % 5 === 2 && c.length > 4) c.splice(2, 1)
+      if (n % 5 === 3) c[0] = structuredClone(c[0]) // new objects and strings, same text
+      if (n % 5 === 4 && c.length > 3) c[1] = { parts: c[1].parts, role: c[1].role } // key order
+      if (n % 7 === 0) c[0].extra = undefined
+      if (n % 11 === 0 && c.length > 6) c.splice(0, c.length - 2, { role: 'user', parts: [{ text: `summary of ${c.length - 2} turns` }] })
+      return undefined
+    },
+  })
+  // After the tracers: mutates what they already captured, in place.
+  const vandal = plugin('vandal', {
+    beforeModelCallback: async ({ llmRequest }) => {
+      for (const content of llmRequest.contents) for (const part of content.parts ?? []) if (typeof part.text === 'string') part.text += ' (changed after capture)'
+      return undefined
+    },
+  })
+  const root = agent('a', endless((i) => (i % 2 ? `answer ${i}` : call('add', { a: i, b: i }))), { tools: [addTool()] })
+  const t = runnerWith(root, { before: [editor], after: [vandal] })
+  const sessionId = (await t.runner.sessionService.createSession({ appName: 'app', userId: 'u' })).id
+  for (let i = 0; i < 12; i++) {
+    await runOnce(t.runner, `turn ${i}`, { sessionId })
+    // Edit the stored session itself: later requests differ in the middle.
+    if (i % 4 === 3) {
+      const session = t.runner.sessionService.sessions.app.u[sessionId]
+      const ev = session.events.find((e) => e.content?.parts?.[0]?.text)
+      ev.content.parts[0].text = `rewritten ${i}`
+    }
+  }
+  const spans = assertSameSpans(t)
+  const inputs = chatInputs(spans)
+  assert.ok(inputs.some((m) => m.some((c) => c.parts.some((p) => p.content?.startsWith('summary of')))), 'a compacted history was captured')
+  assert.ok(!inputs.some((m) => m.some((c) => c.parts.some((p) => p.content?.includes('changed after capture')))), 'no span shows what the model did not receive from the tracers point')
+  assert.ok(t.delta._histories.reusedItems > 0)
+})
+
+test('values JSON.stringify does not walk plainly fall back to the full capture', async () => {
+  const odd = new FunctionTool({
+    name: 'odd',
+    description: 'returns odd values',
+    execute: async ({ k }) => {
+      if (k === 0) return { when: new Date(0), n: 1 }
+      if (k === 1) return { ratio: NaN, inf: -Infinity, list: [1, undefined, () => 1] }
+      if (k === 2) return { custom: { toJSON: () => 'custom' } }
+      return { plain: k }
+    },
+  })
+  const root = agent('a', endless((i) => (i % 2 ? `ok ${i}` : call('odd', { k: (i / 2) % 4 }))), { tools: [odd] })
+  const t = runnerWith(root)
+  const sessionId = (await t.runner.sessionService.createSession({ appName: 'app', userId: 'u' })).id
+  for (let i = 0; i < 8; i++) await runOnce(t.runner, `q ${i}`, { sessionId })
+  assertSameSpans(t)
+  assert.ok(t.delta._histories.unsupported > 0, 'some requests fell back to the full capture')
+})
+
+// Direct calls: random edits of long conversations, many sessions (past the
+// bound on remembered conversations), the same objects mutated in place.
+test('random edits of many conversations (direct calls)', async () => {
+  const p = pair()
+  const plugins = [p.delta, p.full]
+  let seed = 7 // mulberry32
+  const rnd = (n) => {
+    seed = (seed + 0x6d2b79f5) | 0
+    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
+    return (((x ^ (x >>> 14)) >>> 0) % n)
+  }
+  const words = ['alpha', 'beta', 'gamma', 'ünïcode ✓', 'quote "x"', 'back\\slash', '']
+  const item = () => {
+    switch (rnd(6)) {
+      case 0:
+        return { role: 'user', parts: [{ text: words[rnd(words.length)] + rnd(1000) }] }
+      case 1:
+        return { role: 'model', parts: [{ functionCall: { id: `c${rnd(99)}`, name: 'f', args: { a: rnd(10), b: [1, 2.5, -0, null, true] } } }] }
+      case 2:
+        return { role: 'user', parts: [{ functionResponse: { id: `c${rnd(99)}`, name: 'f', response: { result: { deep: { deeper: words[rnd(words.length)] } } } } }] }
+      case 3:
+        return { role: 'model', parts: [{ text: 'thinking', thought: true }, { text: 'answer' }] }
+      case 4:
+        return { parts: [{ inlineData: { mimeType: 'image/png', data: 'AAAA' } }], role: 'user' }
+      default:
+        return { role: 'user', parts: [{ text: 'x', extra: undefined }] }
+    }
+  }
+  const sessions = Array.from({ length: 300 }, (_, i) => ({ id: `s${i}`, contents: [item()] }))
+  let inv = 0
+  for (let step = 0; step < 2500; step++) {
+    const s = sessions[step < 1200 ? rnd(300) : rnd(5)]
+    const c = s.contents
+    switch (rnd(10)) {
+      case 0:
+        if (c.length > 1) c.splice(rnd(c.length), 1)
+        break
+      case 1:
+        if (c.length) c[rnd(c.length)].parts[0].text = `mutated ${step}`
+        break
+      case 2:
+        if (c.length) c[rnd(c.length)] = structuredClone(c[rnd(c.length)])
+        break
+      case 3:
+        if (c.length) c[rnd(c.length)].role = rnd(2) ? 'user' : 'model'
+        break
+      case 4:
+        c.push(rnd(20) === 0 ? { role: 'user', parts: [{ text: 'big', n: rnd(2) ? NaN : 1 }] } : item())
+        break
+      default:
+        c.push(item(), item())
+    }
+    const invocationId = `inv-${++inv}`
+    const ic = { invocationId, session: { id: s.id, appName: 'app', userId: 'u' } }
+    const cc = { invocationContext: ic, agentName: rnd(2) ? 'a' : 'b' }
+    // The same array object each time (as a caller that keeps it may pass).
+    const llmRequest = { model: 'm', contents: c, config: { systemInstruction: step % 3 ? 'sys' : { parts: [{ text: `sys ${step % 2}` }] }, tools: [{ functionDeclarations: [{ name: 'f', parameters: { type: 'OBJECT' } }] }] } }
+    for (const tp of plugins) {
+      await tp.beforeRunCallback({ invocationContext: ic })
+      await tp.beforeModelCallback({ callbackContext: cc, llmRequest })
+      await tp.afterModelCallback({ callbackContext: cc, llmResponse: { content: { role: 'model', parts: [{ text: 'ok' }] } } })
+      await tp.afterRunCallback({ invocationContext: ic })
+    }
+  }
+  assertSameSpans(p)
+  const h = p.delta._histories
+  assert.ok(h.reusedItems > 1000)
+  assert.ok(h.unsupported > 0)
+  assert.ok(h.size <= 256, 'remembered conversations are bounded')
+  assert.ok(p.delta._native.historyCount <= 256, 'the native side holds no more')
+})
