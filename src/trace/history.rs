@@ -13,7 +13,7 @@
 use super::genai::{render_fresh, truncate, MessageShape};
 use super::span::DeferredValue;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// What a model request's contents are, relative to its conversation slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,19 +29,77 @@ pub struct HistoryDelta {
 /// span holds a handful of pieces however long the conversation ran.
 const MAX_CHUNKS: usize = 16;
 
+/// The items one request added: their JSON and, once a span needed it,
+/// their GenAI rendering (each item renders on its own, so a conversation's
+/// items are rendered once, not once per request that repeats them).
+#[derive(Debug)]
+struct ChunkData {
+    /// Items joined by commas, as inside a JSON array.
+    bytes: Box<[u8]>,
+    /// Byte offset after each item.
+    ends: Box<[usize]>,
+    rendered: OnceLock<Rendered>,
+}
+
+/// Rendered messages joined by commas, and the offset after each.
+#[derive(Debug)]
+struct Rendered {
+    text: String,
+    ends: Vec<usize>,
+}
+
+impl ChunkData {
+    fn new(bytes: Box<[u8]>, ends: Box<[usize]>) -> Arc<Self> {
+        Arc::new(ChunkData {
+            bytes,
+            ends,
+            rendered: OnceLock::new(),
+        })
+    }
+
+    fn item(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] + 1 };
+        &self.bytes[start..self.ends[i]]
+    }
+
+    /// The first `count` items' messages, rendered (once per chunk).
+    fn rendered(&self, count: usize) -> &str {
+        let r = self.rendered.get_or_init(|| {
+            let mut text = String::new();
+            let mut ends = Vec::with_capacity(self.ends.len());
+            let mut one = Vec::new();
+            for i in 0..self.ends.len() {
+                one.clear();
+                one.push(b'[');
+                one.extend_from_slice(self.item(i));
+                one.push(b']');
+                let list = render_fresh(&one, &MessageShape::InputList);
+                if i > 0 {
+                    text.push(',');
+                }
+                // `[message]`: one item renders to one message.
+                text.push_str(list.get(1..list.len().saturating_sub(1)).unwrap_or(""));
+                ends.push(text.len());
+            }
+            Rendered { text, ends }
+        });
+        count
+            .checked_sub(1)
+            .and_then(|i| r.ends.get(i))
+            .map_or("", |&end| &r.text[..end])
+    }
+}
+
 #[derive(Clone, Debug)]
 struct Chunk {
-    /// Items joined by commas, as inside a JSON array.
-    bytes: Arc<[u8]>,
-    /// Byte offset after each item.
-    ends: Arc<[usize]>,
+    data: Arc<ChunkData>,
     /// How many of the items belong to the conversation (a prefix).
     count: usize,
 }
 
 impl Chunk {
     fn len(&self) -> usize {
-        self.ends[self.count - 1]
+        self.data.ends[self.count - 1]
     }
 }
 
@@ -86,15 +144,14 @@ impl Histories {
         if !inner.is_empty() {
             let ends = item_ends(inner)?;
             kept.push(Chunk {
-                bytes: Arc::from(inner),
                 count: ends.len(),
-                ends: ends.into(),
+                data: ChunkData::new(inner.into(), ends.into()),
             });
         }
         if kept.len() > MAX_CHUNKS {
             kept = vec![merge(&kept)];
         }
-        let pieces = HistoryPieces(kept.iter().map(|c| (c.bytes.clone(), c.len())).collect());
+        let pieces = HistoryPieces(kept.iter().map(|c| (c.data.clone(), c.count)).collect());
         if delta.keep {
             self.slots.insert(delta.slot, kept);
         }
@@ -102,22 +159,44 @@ impl Histories {
     }
 }
 
+/// One chunk of all items of `chunks`; their renderings carry over when
+/// every chunk has one.
 fn merge(chunks: &[Chunk]) -> Chunk {
     let size = chunks.iter().map(|c| c.len() + 1).sum();
     let mut bytes = Vec::with_capacity(size);
     let mut ends = Vec::new();
+    let mut text = String::new();
+    let mut text_ends = Vec::new();
+    let mut all_rendered = true;
     for c in chunks {
         if !bytes.is_empty() {
             bytes.push(b',');
         }
         let base = bytes.len();
-        bytes.extend_from_slice(&c.bytes[..c.len()]);
-        ends.extend(c.ends[..c.count].iter().map(|e| base + e));
+        bytes.extend_from_slice(&c.data.bytes[..c.len()]);
+        ends.extend(c.data.ends[..c.count].iter().map(|e| base + e));
+        match (all_rendered, c.data.rendered.get()) {
+            (true, Some(r)) => {
+                if !text.is_empty() {
+                    text.push(',');
+                }
+                let base = text.len();
+                text.push_str(&r.text[..r.ends[c.count - 1]]);
+                text_ends.extend(r.ends[..c.count].iter().map(|e| base + e));
+            }
+            _ => all_rendered = false,
+        }
+    }
+    let data = ChunkData::new(bytes.into(), ends.into());
+    if all_rendered {
+        let _ = data.rendered.set(Rendered {
+            text,
+            ends: text_ends,
+        });
     }
     Chunk {
-        bytes: bytes.into(),
-        count: ends.len(),
-        ends: ends.into(),
+        count: data.ends.len(),
+        data,
     }
 }
 
@@ -154,24 +233,41 @@ fn item_ends(inner: &[u8]) -> Option<Vec<usize>> {
     Some(ends)
 }
 
-/// A request's contents: the items of each piece (a prefix of a chunk).
+/// A request's contents: the first `count` items of each chunk.
 #[derive(Debug, Clone)]
-pub struct HistoryPieces(Vec<(Arc<[u8]>, usize)>);
+pub struct HistoryPieces(Vec<(Arc<ChunkData>, usize)>);
 
 impl HistoryPieces {
     /// The JSON array these pieces make.
     pub fn to_json(&self) -> Vec<u8> {
-        let size: usize = self.0.iter().map(|(_, n)| n + 1).sum();
+        let size: usize = self.0.iter().map(|(d, n)| d.ends[n - 1] + 1).sum();
         let mut raw = Vec::with_capacity(size + 2);
         raw.push(b'[');
-        for (i, (bytes, n)) in self.0.iter().enumerate() {
+        for (i, (d, n)) in self.0.iter().enumerate() {
             if i > 0 {
                 raw.push(b',');
             }
-            raw.extend_from_slice(&bytes[..*n]);
+            raw.extend_from_slice(&d.bytes[..d.ends[n - 1]]);
         }
         raw.push(b']');
         raw
+    }
+
+    /// `gen_ai.input.messages` of these contents: the chunks' renderings
+    /// joined, the same text the whole JSON array renders to.
+    pub fn render(&self) -> String {
+        let parts: Vec<&str> = self.0.iter().map(|(d, n)| d.rendered(*n)).collect();
+        let size: usize = parts.iter().map(|p| p.len() + 1).sum();
+        let mut out = String::with_capacity(size + 2);
+        out.push('[');
+        for (i, p) in parts.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(p);
+        }
+        out.push(']');
+        out
     }
 }
 
@@ -185,10 +281,7 @@ pub struct DeferredHistory {
 
 impl DeferredValue for DeferredHistory {
     fn render(&self) -> String {
-        truncate(
-            render_fresh(&self.pieces.to_json(), &MessageShape::InputList),
-            self.limit,
-        )
+        truncate(self.pieces.render(), self.limit)
     }
 }
 
@@ -278,14 +371,46 @@ mod tests {
                 br#"[{"role":"user","parts":[{"text":"more"}]}]"#,
             )
             .unwrap();
-        let d = DeferredHistory {
-            pieces: p.clone(),
-            limit: Some(40),
-        };
-        let full = p.to_json();
-        assert_eq!(
-            d.render(),
-            truncate(render_fresh(&full, &MessageShape::InputList), Some(40))
-        );
+        for limit in [None, Some(40)] {
+            let d = DeferredHistory {
+                pieces: p.clone(),
+                limit,
+            };
+            let full = p.to_json();
+            assert_eq!(
+                d.render(),
+                truncate(render_fresh(&full, &MessageShape::InputList), limit)
+            );
+        }
+    }
+
+    #[test]
+    fn chunk_renderings_join_to_the_whole_rendering() {
+        // Items of every kind the reference renders, odd ones included.
+        let items = [
+            r#"{"role":"user","parts":[{"text":"hi \"q\" ✓"},{"inlineData":{"mimeType":"image/png","data":"AA"}}]}"#,
+            r#"{"role":"model","parts":[{"functionCall":{"name":"f","args":{"a":[1,2.5,null]},"id":"c1"}},{"text":"t","thought":true},{"executableCode":{}}]}"#,
+            r#"{"parts":[{"functionResponse":{"name":"f","response":{"x":{"y":"z"}}}}]}"#,
+            "null",
+            r#"{"role":"user","parts":"not a list"}"#,
+            r#"[1,2]"#,
+            r#"{"role":"user","parts":[{"text":"\ud83d\ude00 and 1e5 and 1.0"}]}"#,
+        ];
+        let mut h = Histories::default();
+        let mut reuse = 0u32;
+        for round in 0..40usize {
+            let a = items[round % items.len()];
+            let b = items[(round * 3 + 1) % items.len()];
+            // Every fifth request cuts the history back before adding.
+            if round % 5 == 4 {
+                reuse /= 2;
+            }
+            let p = h
+                .apply(delta(9, reuse), format!("[{a},{b}]").as_bytes())
+                .unwrap();
+            reuse += 2;
+            let whole = render_fresh(&p.to_json(), &MessageShape::InputList);
+            assert_eq!(p.render(), whole, "round {round}");
+        }
     }
 }
