@@ -111,9 +111,10 @@ function match(v, t, i, depth) {
   }
   if (t[i] !== OBJECT || !plainObject(v)) return -1
   i++
-  const keys = Object.keys(v)
-  for (let j = 0; j < keys.length; j++) {
-    const k = keys[j]
+  // for-in allocates no key list. It lists the own enumerable keys in
+  // Object.keys order, then inherited enumerable ones (none on a plain
+  // Object.prototype): an extra key only makes the check fail.
+  for (const k in v) {
     const x = v[k]
     if (skipped(x)) continue
     if (t[i] !== k) return -1
