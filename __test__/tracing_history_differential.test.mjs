@@ -21,6 +21,8 @@ function pair() {
   }
   assert.equal(full._histories, undefined, 'the switch selects the full capture')
   assert.ok(delta._histories, 'the delta path is the default')
+  // Small histories are captured in full by default: check every one here.
+  delta._histories.minChars = 0
   return { delta, full }
 }
 
@@ -246,5 +248,29 @@ test('random edits of many conversations (direct calls)', async () => {
   assert.ok(h.reusedItems > 1000)
   assert.ok(h.unsupported > 0)
   assert.ok(h.size <= 256, 'remembered conversations are bounded')
+  assert.ok(h._sizes.size <= 1024, 'so are the sizes of small ones')
   assert.ok(p.delta._native.historyCount <= 256, 'the native side holds no more')
+})
+
+test('by default only histories past a few KiB are checked; small ones go in full', async () => {
+  const p = pair()
+  p.delta._histories.minChars = 8 * 1024 // the default
+  const big = Array.from({ length: 300 }, (_, i) => ({ role: i % 2 ? 'model' : 'user', parts: [{ text: `turn ${i} ${'words '.repeat(10)}` }] }))
+  const small = [{ role: 'user', parts: [{ text: 'hi' }] }]
+  for (let i = 0; i < 6; i++) {
+    for (const [sid, contents] of [['big', big], ['small', small]]) {
+      contents.push({ role: 'user', parts: [{ text: `more ${i}` }] })
+      const ic = { invocationId: `${sid}-${i}`, session: { id: sid } }
+      const cc = { invocationContext: ic, agentName: 'a' }
+      for (const tp of [p.delta, p.full]) {
+        await tp.beforeRunCallback({ invocationContext: ic })
+        await tp.beforeModelCallback({ callbackContext: cc, llmRequest: { model: 'm', contents } })
+        await tp.afterRunCallback({ invocationContext: ic })
+      }
+    }
+  }
+  assertSameSpans(p)
+  const h = p.delta._histories
+  assert.equal(h.size, 1, 'only the big conversation is tracked')
+  assert.ok(h.reusedItems >= 4 * 300, `the big one reused its items (${h.reusedItems})`)
 })
