@@ -19,7 +19,6 @@ const { safeJson } = require('./tracing/json.js')
 const { flattenAgentTree, rootOf } = require('./tracing/agents.js')
 const { activeSpanContext } = require('./tracing/active_parent.js')
 const { Histories } = require('./tracing/history.js')
-const { JsonMemo } = require('./tracing/json_memo.js')
 
 const warned = new Set()
 function warnOnce(kind, message, code = `ADK_TRACING_${kind}`) {
@@ -251,7 +250,8 @@ function configJson(config) {
 }
 
 /** JSON of `config.tools` when it declares functions (else nothing). */
-function toolsJson(tools) {
+function toolsJson(config) {
+  const tools = config?.tools
   if (!Array.isArray(tools)) return undefined
   for (const t of tools) {
     const decls = t?.functionDeclarations
@@ -265,18 +265,6 @@ const NO_USAGE = Object.freeze({})
 /** Today's capture of every request in full (the differential test's reference). */
 function envFullCapture() {
   return process.env.ADK_NATIVE_TRACING_FULL_CAPTURE === '1'
-}
-
-/** The conversation a model request belongs to: its session and agent. */
-function conversationKey(ctx, invocationId, agent) {
-  let session
-  try {
-    session = ctx?.invocationContext?.session?.id
-  } catch {
-    session = undefined
-  }
-  const base = typeof session === 'string' ? `s${session}` : `i${invocationId}`
-  return agent === undefined ? base : `${base}\u0000${agent}`
 }
 
 /** A token count for the native tracer (NaN when absent). */
@@ -375,12 +363,8 @@ class TracingPlugin {
     this._seen = new Map() // invocation id -> Map(token -> result)
     this._seenToken = 0
     this._linked = false // an AgentTool run was linked to its call (lib/agent_tool.js)
-    // History captured once per conversation, unchanged tool declarations
-    // and system instructions not serialised again (off: today's full capture).
-    const full = envFullCapture()
-    this._histories = full ? undefined : new Histories((slot) => native.forgetHistory(slot))
-    this._tools = full ? undefined : new JsonMemo()
-    this._system = full ? undefined : new JsonMemo()
+    // History captured once per conversation (off: today's full capture).
+    this._histories = envFullCapture() ? undefined : new Histories((slot) => native.forgetHistory(slot))
     const warning = native.warning
     if (warning) warnOnce('NO_EXPORTER', warning)
     live.add(new WeakRef(this))
@@ -547,22 +531,13 @@ class TracingPlugin {
       const request = params?.llmRequest
       const config = request?.config
       const capture = this._capture
-      const memoKey = agent ?? ''
-      const tools = config?.tools
-      const toolsText = this._tools === undefined ? toolsJson(tools) : this._tools.json(memoKey, tools, toolsJson)
-      let system
-      if (capture && config?.systemInstruction != null) {
-        system = this._system === undefined ? safeJson(config.systemInstruction) : this._system.json(memoKey, config.systemInstruction, safeJson)
-      }
       let contents
       const requestContents = capture ? request?.contents : undefined
       if (requestContents != null) {
         history = this._histories
         if (history !== undefined && Array.isArray(requestContents) && typeof requestContents.toJSON !== 'function') {
-          key = conversationKey(ctx, id, agent)
-          const delta = history.delta(key, requestContents)
-          if (delta === undefined) key = undefined
-          else contents = delta
+          contents = history.delta(ctx, id, agent, requestContents)
+          key = contents?.key
         }
         if (contents === undefined) contents = { json: safeJson(requestContents) }
       }
@@ -571,8 +546,8 @@ class TracingPlugin {
         agent,
         str(request?.model),
         configJson(config),
-        toolsText,
-        system,
+        toolsJson(config),
+        capture && config?.systemInstruction != null ? safeJson(config.systemInstruction) : undefined,
         contents?.json,
         contents?.slot,
         contents?.reuse,

@@ -18,12 +18,11 @@ const MAX_CONVERSATIONS = 256
 const MAX_CHARS = 64 * 1024 * 1024
 /** A history this size or bigger is not remembered (its own share of the budget). */
 const MAX_CONVERSATION_CHARS = MAX_CHARS / 4
-/** Conversations whose last request's JSON was shorter are captured in full:
- * for a few small Contents one JSON.stringify costs less than the check and
- * the bookkeeping (measured: 1.8 vs 28 µs for a fresh three-item session). */
+/** A request whose JSON is shorter is captured in full and its conversation
+ * not tracked: for a few small Contents one JSON.stringify costs less than
+ * the check and the bookkeeping (measured in ADK runs of fresh three-item
+ * sessions: tracking cost 28 µs per model call, the stringify 1.8 µs). */
 const MIN_CHARS = 8 * 1024
-/** How many small conversations' last sizes are remembered. */
-const MAX_SIZES = 1024
 
 class Conversation {
   constructor(slot) {
@@ -92,6 +91,18 @@ class Conversation {
   }
 }
 
+/** The conversation a model request belongs to: its session and agent. */
+function conversationKey(ctx, invocationId, agent) {
+  let session
+  try {
+    session = ctx?.invocationContext?.session?.id
+  } catch {
+    session = undefined
+  }
+  const base = typeof session === 'string' ? `s${session}` : `i${invocationId}`
+  return agent === undefined ? base : `${base}\u0000${agent}`
+}
+
 class Histories {
   /** `forget(slot)`: tells the native tracer to drop a slot's items. */
   constructor(forget) {
@@ -99,8 +110,6 @@ class Histories {
     this._byKey = new Map()
     this._chars = 0
     this._nextSlot = 1
-    // Untracked conversations: key -> JSON length of their last request.
-    this._sizes = new Map()
     this.minChars = MIN_CHARS
     // What the checks found, for the tests: items not sent again, and
     // requests captured in full because something was not supported.
@@ -109,37 +118,45 @@ class Histories {
   }
 
   /**
-   * What to send for `contents` (an array) of conversation `key`:
-   * `{slot, reuse, json, keep}` — the native tracer takes items 0..reuse
-   * of `slot`, appends the items of `json` (a JSON array) and keeps the
-   * result under `slot` unless `keep` is false — or undefined when the
-   * contents are not supported (the caller captures them in full).
+   * What to send for `contents` (an array) of the model request of agent
+   * `agent` in context `ctx` (invocation `invocationId`):
+   * `{slot, reuse, json, keep, key}` — the native tracer takes items
+   * 0..reuse of `slot` (0: none), appends the items of `json` (a JSON
+   * array) and keeps the result under `slot` unless `keep` is false — or
+   * undefined when the contents are not supported (the caller captures
+   * them in full). `key` names the conversation for `forgetKey`.
    */
-  delta(key, contents) {
-    let conv = this._byKey.get(key)
+  delta(ctx, invocationId, agent, contents) {
+    // No key is built while nothing is tracked (the common small case).
+    let key = this._byKey.size === 0 ? undefined : conversationKey(ctx, invocationId, agent)
+    let conv = key === undefined ? undefined : this._byKey.get(key)
     let reuse = 0
     if (conv === undefined) {
-      const last = this._sizes.get(key)
-      if (last === undefined || last < this.minChars) {
-        // Small so far: captured in full; only its size is remembered.
-        let json
-        try {
-          json = JSON.stringify(contents)
-        } catch {
-          return undefined
+      // Not tracked: captured in full; tracked from now on if it is big.
+      let json
+      try {
+        json = JSON.stringify(contents)
+      } catch {
+        return undefined
+      }
+      if (typeof json !== 'string') return undefined
+      if (json.length < this.minChars || json.length >= MAX_CONVERSATION_CHARS) return { slot: 0, reuse: 0, json, keep: false }
+      key ??= conversationKey(ctx, invocationId, agent)
+      conv = new Conversation(this._nextSlot++)
+      try {
+        if (!conv.recordFrom(contents, 0)) {
+          this.unsupported++
+          return { slot: 0, reuse: 0, json, keep: false }
         }
-        if (typeof json !== 'string') return undefined
-        this._noteSize(key, json.length)
+      } catch {
         return { slot: 0, reuse: 0, json, keep: false }
       }
-      this._sizes.delete(key)
-      conv = new Conversation(this._nextSlot++)
-    } else {
-      this._byKey.delete(key) // re-inserted below: most recently used last
-      this._chars -= conv.totalChars
-      reuse = conv.matchingPrefix(contents)
-      conv.truncate(reuse)
+      return this._keep(key, conv, 0, json, contents.length)
     }
+    this._byKey.delete(key) // re-inserted below: most recently used last
+    this._chars -= conv.totalChars
+    reuse = conv.matchingPrefix(contents)
+    conv.truncate(reuse)
     let json
     try {
       if (!conv.recordFrom(contents, reuse)) {
@@ -156,18 +173,23 @@ class Histories {
       this._untrack(key, conv)
       return undefined
     }
-    conv.setChars(reuse, json.length, contents.length - reuse)
+    return this._keep(key, conv, reuse, json, contents.length)
+  }
+
+  /** Remembers `conv` (its items recorded) and says what to send. */
+  _keep(key, conv, reuse, json, count) {
+    conv.setChars(reuse, json.length, count - reuse)
     this.reusedItems += reuse
     const total = conv.totalChars
     if (total >= MAX_CONVERSATION_CHARS) {
       // Used this once and forgotten on both sides.
-      return { slot: conv.slot, reuse, json, keep: false }
+      return { slot: conv.slot, reuse, json, keep: false, key }
     }
     conv.sent = true
     this._byKey.set(key, conv)
     this._chars += total
     this._evict()
-    return { slot: conv.slot, reuse, json, keep: true }
+    return { slot: conv.slot, reuse, json, keep: true, key }
   }
 
   /** Forgets one conversation (after the native side refused its delta). */
@@ -183,8 +205,12 @@ class Histories {
   clear() {
     for (const conv of this._byKey.values()) this._forget(conv.slot)
     this._byKey.clear()
-    this._sizes.clear()
     this._chars = 0
+  }
+
+  /** Whether any conversation is tracked (else no key need be built). */
+  get tracking() {
+    return this._byKey.size !== 0
   }
 
   get size() {
@@ -195,17 +221,9 @@ class Histories {
     if (conv.sent) this._forget(conv.slot)
   }
 
-  /** Stops tracking `key` after a failed check: its next request goes in full. */
+  /** Stops tracking `key` after a failed check (it is already out of the map). */
   _untrack(key, conv) {
     this._drop(conv)
-    this._noteSize(key, 0)
-  }
-
-  _noteSize(key, chars) {
-    const sizes = this._sizes
-    if (sizes.has(key)) sizes.delete(key)
-    else if (sizes.size >= MAX_SIZES) sizes.delete(sizes.keys().next().value)
-    sizes.set(key, chars)
   }
 
   _evict() {
@@ -219,4 +237,4 @@ class Histories {
   }
 }
 
-module.exports = { Histories, MAX_CONVERSATIONS, MAX_CHARS }
+module.exports = { Histories, conversationKey, MAX_CONVERSATIONS, MAX_CHARS }
