@@ -273,3 +273,26 @@ test('by default only histories past a few KiB are checked; small ones go in ful
   assert.equal(h.size, 1, 'only the big conversation is tracked')
   assert.ok(h.reusedItems >= 4 * 300, `the big one reused its items (${h.reusedItems})`)
 })
+
+test('a throwing getter or proxy in a tracked history falls back to the full (sanitising) capture and leaks no slot', async () => {
+  const p = pair()
+  const contents = [{ role: 'user', parts: [{ text: 'a' }] }]
+  const calls = []
+  for (let i = 0; i < 8; i++) {
+    contents.push({ role: i % 2 ? 'model' : 'user', parts: [{ text: `t${i}` }] })
+    if (i === 3) Object.defineProperty(contents[1], 'boom', { enumerable: true, configurable: true, get: () => { throw new Error('getter') } })
+    if (i === 5) delete contents[1].boom
+    if (i === 6) contents[2] = new Proxy(contents[2], { ownKeys: () => { throw new Error('proxy') } })
+    calls.push(i)
+    const ic = { invocationId: `g-${i}`, session: { id: 'g' } }
+    const cc = { invocationContext: ic, agentName: 'a' }
+    for (const tp of [p.delta, p.full]) {
+      await tp.beforeRunCallback({ invocationContext: ic })
+      await tp.beforeModelCallback({ callbackContext: cc, llmRequest: { model: 'm', contents } })
+      await tp.afterRunCallback({ invocationContext: ic })
+    }
+  }
+  const spans = assertSameSpans(p)
+  assert.equal(spans.filter((s) => s.name.startsWith('chat ')).length, calls.length, 'every model call has its span')
+  assert.ok(p.delta._native.historyCount <= p.delta._histories.size, 'the native side holds no slot this side forgot')
+})

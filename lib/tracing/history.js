@@ -155,10 +155,11 @@ class Histories {
     }
     this._byKey.delete(key) // re-inserted below: most recently used last
     this._chars -= conv.totalChars
-    reuse = conv.matchingPrefix(contents)
-    conv.truncate(reuse)
     let json
     try {
+      // A getter or proxy may throw: the full capture then sanitises.
+      reuse = conv.matchingPrefix(contents)
+      conv.truncate(reuse)
       if (!conv.recordFrom(contents, reuse)) {
         this._untrack(key, conv)
         this.unsupported++
