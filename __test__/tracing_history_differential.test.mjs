@@ -8,6 +8,9 @@ import { InMemoryRunner, SequentialAgent, FunctionTool } from '@google/adk'
 import { TracingPlugin } from '../index.js'
 import { call, runOnce } from './helpers/scripted_llm.mjs'
 import { agent, addTool, plugin } from './helpers/tracing_helpers.mjs'
+import { createRequire } from 'node:module'
+
+const require = createRequire(import.meta.url)
 
 /** Two memory-exporting tracers: the delta path and today's full capture. */
 function pair() {
@@ -295,4 +298,21 @@ test('a throwing getter or proxy in a tracked history falls back to the full (sa
   const spans = assertSameSpans(p)
   assert.equal(spans.filter((s) => s.name.startsWith('chat ')).length, calls.length, 'every model call has its span')
   assert.ok(p.delta._native.historyCount <= p.delta._histories.size, 'the native side holds no slot this side forgot')
+})
+
+test('the remembered JSON is bounded in characters: least recently used conversations are forgotten on both sides', () => {
+  const { Histories, MAX_CHARS } = require('../lib/tracing/history.js')
+  const forgotten = []
+  const h = new Histories((slot) => forgotten.push(slot))
+  const big = 'x'.repeat(Math.floor(MAX_CHARS / 3))
+  const slots = []
+  for (let i = 0; i < 4; i++) {
+    const ctx = { invocationContext: { session: { id: `big${i}` } } }
+    const d = h.delta(ctx, `i${i}`, 'a', [{ role: 'user', parts: [{ text: big }] }])
+    assert.equal(d.keep, true)
+    slots.push(d.slot)
+  }
+  assert.ok(h._chars <= MAX_CHARS, `${h._chars} chars kept`)
+  assert.deepEqual(forgotten, slots.slice(0, forgotten.length), 'the oldest went first')
+  assert.ok(forgotten.length >= 1 && h.size === 4 - forgotten.length)
 })

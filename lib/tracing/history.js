@@ -15,9 +15,9 @@
 const { record, match } = require('./json_tokens.js')
 
 const MAX_CONVERSATIONS = 256
-const MAX_CHARS = 64 * 1024 * 1024
+const MAX_CHARS = 32 * 1024 * 1024
 /** A history this size or bigger is not remembered (its own share of the budget). */
-const MAX_CONVERSATION_CHARS = MAX_CHARS / 4
+const MAX_CONVERSATION_CHARS = MAX_CHARS / 2
 /** A request whose JSON is shorter is captured in full and its conversation
  * not tracked: for a few small Contents one JSON.stringify costs less than
  * the check and the bookkeeping (measured in ADK runs of fresh three-item
