@@ -107,11 +107,14 @@ export function readElf(buf) {
   }
 
   facts.exports = new Set()
+  facts.imports = new Set()
   const dynsym = sections.find((s) => s.type === SHT_DYNSYM)
   if (dynsym) {
     const strs = sections[dynsym.link]
     for (let o = dynsym.offset; o < dynsym.offset + dynsym.size; o += 24) {
-      if (u16(o + 6) !== SHN_UNDEF) facts.exports.add(strAt(strs, u32(o)))
+      const name = strAt(strs, u32(o))
+      if (u16(o + 6) !== SHN_UNDEF) facts.exports.add(name)
+      else if (name) facts.imports.add(name)
     }
   }
   return facts
