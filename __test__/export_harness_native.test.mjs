@@ -70,7 +70,9 @@ describe('TracingPlugin OTLP export, end to end', { skip, timeout: 20 * 60_000 }
   test('to the receiver: protobuf, resource, the span tree; 503 then 200 delivers once', { timeout: 60_000 }, async () => {
     const rx = await startReceiver({ script: [503] })
     try {
-      const { runner, plugin } = setup({ endpoint: rx.endpoint })
+      // Only forceFlush exports here, so the five spans go in one batch however slow the run
+      // (under qemu or a loaded machine a 50 ms schedule split them, and a third request came).
+      const { runner, plugin } = setup({ endpoint: rx.endpoint, batch: { scheduledDelayMillis: 600_000 } })
       await runOnce(runner, 'Weather in Paris?')
       await plugin.forceFlush()
       const spans = await rx.waitForSpans(5, 30_000)
