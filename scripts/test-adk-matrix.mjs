@@ -55,7 +55,11 @@ function runSuites(cwd, version) {
   mkdirSync(join(ROOT, '.cache', 'adk-matrix'), { recursive: true })
   writeFileSync(logFile, r.stdout + r.stderr)
   const failures = [...r.stdout.matchAll(/^not ok \d+ - (.*)$/gm)].map((m) => m[1])
-  return { version, status: r.status, ...testCounts(r.stdout), failures, logFile }
+  // The typings too: index.d.ts names ADK's types, which a TypeScript user compiles against.
+  const types = spawnSync(process.execPath, ['scripts/typecheck.mjs'], { cwd, encoding: 'utf8' })
+  const typecheck = types.stdout.match(/^typecheck: .*$/m)?.[0] ?? `typecheck exited ${types.status}`
+  if (types.status !== 0) failures.push(typecheck)
+  return { version, status: r.status || types.status, ...testCounts(r.stdout), failures, typecheck, logFile }
 }
 
 function main(argv) {
@@ -69,12 +73,12 @@ function main(argv) {
     console.log(`\n=== @google/adk@${version}`)
     const cwd = version === REPO_ADK ? ROOT : scratchFor(version)
     const r = runSuites(cwd, version)
-    console.log(`${r.pass} passed, ${r.fail} failed, ${r.skipped} skipped (${(r.duration_ms / 1000).toFixed(0)} s); log ${relative(ROOT, r.logFile)}`)
+    console.log(`${r.pass} passed, ${r.fail} failed, ${r.skipped} skipped (${(r.duration_ms / 1000).toFixed(0)} s); ${r.typecheck}; log ${relative(ROOT, r.logFile)}`)
     for (const f of r.failures) console.log(`  not ok: ${f}`)
     results.push(r)
   }
   console.log('\n=== test:adk-matrix summary')
-  for (const r of results) console.log(`@google/adk@${r.version}: ${r.pass} passed, ${r.fail} failed, ${r.skipped} skipped`)
+  for (const r of results) console.log(`@google/adk@${r.version}: ${r.pass} passed, ${r.fail} failed, ${r.skipped} skipped; ${r.typecheck}`)
   return results.every((r) => r.status === 0) ? 0 : 1
 }
 
