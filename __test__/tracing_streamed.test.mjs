@@ -7,6 +7,7 @@ import { LlmAgent, StreamingMode } from '@google/adk'
 import { runOnce } from './helpers/scripted_llm.mjs'
 import { chunk, StreamingLlm } from './helpers/streaming_llm.mjs'
 import { addTool, traced, one, byName, plugin, newSession, request } from './helpers/tracing_helpers.mjs'
+import { needsAdk2 } from './helpers/adk_version.mjs'
 
 const SSE = { runConfig: { streamingMode: StreamingMode.SSE } }
 const parse = (s) => JSON.parse(s)
@@ -38,7 +39,7 @@ function calculator(calls) {
 
 const int = (span, key) => span.attributes[key]
 
-test('SSE: text then a function call make one chat span that ends at the last response', async () => {
+test('SSE: text then a function call make one chat span that ends at the last response', needsAdk2, async () => {
   // Holds the run after the usage-only event, so the agent's next model
   // call (which shows the first is over) comes well after its last response.
   const slow = plugin('slow', {
@@ -116,7 +117,7 @@ test('the same model without streaming: one response per call, ended at it', asy
   assert.ok(first.endTimeUnixNano <= tool.startTimeUnixNano)
 })
 
-test('SSE: a run cut off inside a split turn flags its chat span interrupted; a finished call is not', async () => {
+test('SSE: a run cut off inside a split turn flags its chat span interrupted; a finished call is not', needsAdk2, async () => {
   const { tracing, runner } = traced(calculator([textThenCall(), finalText()]))
   const sessionId = await newSession(runner)
   let invocationId

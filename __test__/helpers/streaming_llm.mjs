@@ -6,8 +6,10 @@
 // close() the rest, or a usage-only response). Without `stream`, one response
 // of the whole call, as generateContent would give.
 import { BaseLlm } from '@google/adk'
-// The aggregator is not exported; the "./dist/web/*" export holds the same code.
-import { StreamingResponseAggregator } from '@google/adk/dist/web/utils/streaming_utils.js'
+import { adkMajor } from './adk_version.mjs'
+// The aggregator is not exported; ADK 2's "./dist/web/*" export holds the same code. ADK 1.x
+// has no such export: there the streamed tests skip (needsAdk2).
+const { StreamingResponseAggregator } = adkMajor >= 2 ? await import('@google/adk/dist/web/utils/streaming_utils.js') : {}
 
 /** One raw chunk: `parts`, and optionally finishReason and usage. */
 export function chunk(parts, { finishReason, usage } = {}) {
