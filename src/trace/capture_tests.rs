@@ -3,35 +3,12 @@
 
 use super::invocation::{AgentInfo, INTERRUPTED};
 use super::model::*;
-use super::sink::SpanSink;
 use super::span::{AttributeValue, SpanData, StatusCode};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
-
-#[derive(Default)]
-struct Recorder(Mutex<Vec<SpanData>>);
-
-impl Recorder {
-    fn spans(&self) -> Vec<SpanData> {
-        self.0.lock().map(|s| s.clone()).unwrap_or_default()
-    }
-}
-
-impl SpanSink for Recorder {
-    fn on_end(&self, span: SpanData) {
-        if let Ok(mut spans) = self.0.lock() {
-            spans.push(span);
-        }
-    }
-    fn force_flush(&self, _timeout: Duration) -> bool {
-        true
-    }
-    fn shutdown(&self, _timeout: Duration) {}
-}
+use super::test_support::*;
+use std::sync::Arc;
 
 fn started(agents: &[(&str, Option<&str>, bool)], capture: bool) -> (Tracer, Arc<Recorder>) {
-    let sink = Arc::new(Recorder::default());
-    let mut t = Tracer::new(sink.clone(), 10);
+    let (mut t, sink) = recording_tracer(10);
     let agents: Vec<AgentInfo> = agents
         .iter()
         .map(|(name, parent, sequential)| AgentInfo {
@@ -79,16 +56,6 @@ fn event(author: &str, responses: &[(&str, &str, &str)]) -> EventInfo {
     }
 }
 
-fn named<'a>(spans: &'a [SpanData], name: &str) -> Vec<&'a SpanData> {
-    spans.iter().filter(|s| s.name == name).collect()
-}
-
-fn text(s: &SpanData, key: &str) -> Option<String> {
-    s.attribute(key)
-        .and_then(|v| v.as_string())
-        .map(|c| c.into_owned())
-}
-
 fn int(s: &SpanData, key: &str) -> Option<i64> {
     match s.attribute(key) {
         Some(AttributeValue::Int(i)) => Some(*i),
@@ -97,7 +64,7 @@ fn int(s: &SpanData, key: &str) -> Option<i64> {
 }
 
 fn pause() {
-    std::thread::sleep(Duration::from_millis(2));
+    std::thread::sleep(std::time::Duration::from_millis(2));
 }
 
 #[test]

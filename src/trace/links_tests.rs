@@ -3,35 +3,12 @@
 
 use super::invocation::{AgentInfo, INTERRUPTED};
 use super::model::*;
-use super::sink::SpanSink;
 use super::span::{AttributeValue, SpanData};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
-
-#[derive(Default)]
-struct Recorder(Mutex<Vec<SpanData>>);
-
-impl Recorder {
-    fn spans(&self) -> Vec<SpanData> {
-        self.0.lock().map(|s| s.clone()).unwrap_or_default()
-    }
-}
-
-impl SpanSink for Recorder {
-    fn on_end(&self, span: SpanData) {
-        if let Ok(mut spans) = self.0.lock() {
-            spans.push(span);
-        }
-    }
-    fn force_flush(&self, _timeout: Duration) -> bool {
-        true
-    }
-    fn shutdown(&self, _timeout: Duration) {}
-}
+use super::test_support::*;
+use std::sync::Arc;
 
 fn tracer() -> (Tracer, Arc<Recorder>) {
-    let sink = Arc::new(Recorder::default());
-    (Tracer::new(sink.clone(), 10), sink)
+    recording_tracer(10)
 }
 
 fn start(t: &mut Tracer, id: &str, root: &str) {
@@ -45,10 +22,6 @@ fn start(t: &mut Tracer, id: &str, root: &str) {
         }],
         ..Default::default()
     });
-}
-
-fn named<'a>(spans: &'a [SpanData], name: &str) -> Vec<&'a SpanData> {
-    spans.iter().filter(|s| s.name == name).collect()
 }
 
 fn one<'a>(spans: &'a [SpanData], name: &str) -> &'a SpanData {

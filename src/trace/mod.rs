@@ -21,6 +21,8 @@ mod capture_tests;
 #[cfg(test)]
 mod links_tests;
 #[cfg(test)]
+mod test_support;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_join;

@@ -2,36 +2,12 @@
 
 use super::invocation::{AgentInfo, INTERRUPTED};
 use super::model::*;
-use super::sink::SpanSink;
 use super::span::{AttributeValue, SpanData, StatusCode};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
-
-/// Keeps the ended spans (the exporters live above this module).
-#[derive(Default)]
-struct Recorder(Mutex<Vec<SpanData>>);
-
-impl Recorder {
-    fn spans(&self) -> Vec<SpanData> {
-        self.0.lock().map(|s| s.clone()).unwrap_or_default()
-    }
-}
-
-impl SpanSink for Recorder {
-    fn on_end(&self, span: SpanData) {
-        if let Ok(mut spans) = self.0.lock() {
-            spans.push(span);
-        }
-    }
-    fn force_flush(&self, _timeout: Duration) -> bool {
-        true
-    }
-    fn shutdown(&self, _timeout: Duration) {}
-}
+use super::test_support::*;
+use std::sync::Arc;
 
 fn tracer() -> (Tracer, Arc<Recorder>) {
-    let sink = Arc::new(Recorder::default());
-    (Tracer::new(sink.clone(), 10), sink)
+    recording_tracer(10)
 }
 
 fn agent(name: &str, parent: Option<&str>, sequential: bool) -> AgentInfo {
@@ -64,12 +40,6 @@ fn by_name<'a>(spans: &'a [SpanData], name: &str) -> &'a SpanData {
         .iter()
         .find(|s| s.name == name)
         .unwrap_or_else(|| panic!("no span {name}"))
-}
-
-fn str_attr(s: &SpanData, k: &str) -> Option<String> {
-    s.attribute(k)
-        .and_then(|v| v.as_string())
-        .map(|c| c.into_owned())
 }
 
 fn response(id: &str, name: &str, json: &str) -> EventInfo {
@@ -144,21 +114,21 @@ fn single_agent_with_a_tool() {
         matches!(chat.attribute("gen_ai.response.finish_reasons"), Some(AttributeValue::StringArray(v)) if v == &["stop"])
     );
     assert_eq!(
-        str_attr(chat, "gen_ai.tool.definitions").unwrap(),
+        text(chat, "gen_ai.tool.definitions").unwrap(),
         r#"[{"name":"f","description":"","parameters":{},"type":"function"}]"#
     );
     assert_eq!(
-        str_attr(chat, "gen_ai.input.messages").unwrap(),
+        text(chat, "gen_ai.input.messages").unwrap(),
         r#"[{"role":"user","parts":[{"type":"text","content":"hi"}]}]"#
     );
     let tool = &spans[1];
     assert_eq!(
-        str_attr(tool, "gen_ai.tool.call.result").unwrap(),
+        text(tool, "gen_ai.tool.call.result").unwrap(),
         r#"{"ok":1}"#
     );
-    assert_eq!(str_attr(tool, "gen_ai.tool.call.id").unwrap(), "c1");
+    assert_eq!(text(tool, "gen_ai.tool.call.id").unwrap(), "c1");
     assert!(root.attribute(INTERRUPTED).is_none());
-    assert_eq!(str_attr(root, "gen_ai.conversation.id").unwrap(), "s1");
+    assert_eq!(text(root, "gen_ai.conversation.id").unwrap(), "s1");
     assert_eq!(t.open_count(), 0);
 }
 
@@ -208,7 +178,7 @@ fn interrupted_end_order_and_idempotence() {
     ));
     assert_eq!(root.status.code, StatusCode::Error);
     assert_eq!(root.status.message.as_deref(), Some("E1"));
-    assert_eq!(str_attr(root, "error.type").unwrap(), "E1");
+    assert_eq!(text(root, "error.type").unwrap(), "E1");
     assert_eq!(t.open_count(), 0);
 }
 
@@ -233,13 +203,13 @@ fn tool_error_then_retry_response_and_duplicate_ids() {
         first.attribute("adk.retry.count"),
         Some(AttributeValue::Int(1))
     ));
-    assert_eq!(str_attr(first, "adk.retry.outcome").unwrap(), "retry");
+    assert_eq!(text(first, "adk.retry.outcome").unwrap(), "retry");
     assert!(first.attribute("gen_ai.tool.call.result").is_none());
     let second = &spans[1];
     assert_eq!(second.name, "execute_tool f");
     assert_eq!(second.status.code, StatusCode::Unset);
     assert_eq!(
-        str_attr(second, "gen_ai.tool.call.result").unwrap(),
+        text(second, "gen_ai.tool.call.result").unwrap(),
         r#"{"r":2}"#
     );
 }
@@ -275,8 +245,7 @@ fn sequential_siblings_close_and_unknown_agents_nest_under_tools() {
 
 #[test]
 fn cap_finishes_the_oldest_and_late_callbacks_are_ignored() {
-    let sink = Arc::new(Recorder::default());
-    let mut t = Tracer::new(sink.clone(), 2);
+    let (mut t, sink) = recording_tracer(2);
     for i in 0..3 {
         start(&mut t, &format!("i{i}"), vec![]);
     }
@@ -284,7 +253,7 @@ fn cap_finishes_the_oldest_and_late_callbacks_are_ignored() {
     let spans = sink.spans();
     assert_eq!(spans.len(), 1);
     assert_eq!(
-        str_attr(&spans[0], "weave.google_adk.invocation_id").unwrap(),
+        text(&spans[0], "weave.google_adk.invocation_id").unwrap(),
         "i0"
     );
     assert!(matches!(
@@ -317,7 +286,7 @@ fn model_error_and_error_codes() {
     t.finish("i1", false);
     let spans = sink.spans();
     assert_eq!(spans[0].status.message.as_deref(), Some("bad"));
-    assert_eq!(str_attr(&spans[0], "error.type").unwrap(), "TypeError");
+    assert_eq!(text(&spans[0], "error.type").unwrap(), "TypeError");
     assert_eq!(spans[1].status.message.as_deref(), Some("SAFETY"));
     // No agent name: model spans hang off the root, which is named plainly.
     assert_eq!(spans[2].name, "invoke_agent");
@@ -346,10 +315,10 @@ fn capture_off_writes_no_content() {
         .all(|s| s.attribute("gen_ai.input.messages").is_none()
             && s.attribute("gen_ai.tool.call.arguments").is_none()));
     assert_eq!(
-        str_attr(&spans[1], "gen_ai.provider.name").unwrap(),
+        text(&spans[1], "gen_ai.provider.name").unwrap(),
         "vertex_ai"
     );
-    assert_eq!(str_attr(&spans[1], "gen_ai.agent.name").unwrap(), "roo");
+    assert_eq!(text(&spans[1], "gen_ai.agent.name").unwrap(), "roo");
 }
 
 #[test]
@@ -409,11 +378,11 @@ fn a_function_response_event_is_the_root_output_without_its_content_json() {
     let spans = sink.spans();
     let root = spans.last().unwrap();
     assert_eq!(
-        str_attr(root, "gen_ai.output.messages").unwrap(),
+        text(root, "gen_ai.output.messages").unwrap(),
         r#"[{"role":"user","parts":[{"type":"tool_call_response","id":"c\"1","response":{"sum":3}}],"finish_reason":"stop"}]"#
     );
     assert_eq!(
-        str_attr(&spans[0], "gen_ai.tool.call.result").unwrap(),
+        text(&spans[0], "gen_ai.tool.call.result").unwrap(),
         r#"{"sum":3}"#
     );
 }
@@ -451,7 +420,7 @@ fn a_tool_whose_callbacks_threw_ends_with_its_agents_error_event() {
     let f = by_name(&spans, "execute_tool f");
     assert_eq!(f.status.code, StatusCode::Error);
     assert!(f.status.message.as_deref().unwrap().ends_with("boom"));
-    assert_eq!(str_attr(f, "error.type").unwrap(), "UNKNOWN_ERROR");
+    assert_eq!(text(f, "error.type").unwrap(), "UNKNOWN_ERROR");
     assert!(f.attribute(INTERRUPTED).is_none());
     t.finish("i1", false);
     let spans = sink.spans();

@@ -4,35 +4,11 @@
 use super::ids::hex;
 use super::key_text::from_utf16;
 use super::model::*;
-use super::sink::SpanSink;
-use super::span::SpanData;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
-
-#[derive(Default)]
-struct Recorder(Mutex<Vec<SpanData>>);
-
-impl SpanSink for Recorder {
-    fn on_end(&self, span: SpanData) {
-        if let Ok(mut spans) = self.0.lock() {
-            spans.push(span);
-        }
-    }
-    fn force_flush(&self, _timeout: Duration) -> bool {
-        true
-    }
-    fn shutdown(&self, _timeout: Duration) {}
-}
-
-impl Recorder {
-    fn spans(&self) -> Vec<SpanData> {
-        self.0.lock().map(|s| s.clone()).unwrap_or_default()
-    }
-}
+use super::test_support::*;
+use std::sync::Arc;
 
 fn tracer() -> (Tracer, Arc<Recorder>) {
-    let sink = Arc::new(Recorder::default());
-    (Tracer::new(sink.clone(), 100), sink)
+    recording_tracer(100)
 }
 
 fn start(t: &mut Tracer, id: &str, parent: Option<RemoteParent>) {
