@@ -18,7 +18,7 @@ import {
 } from '@google/adk'
 import { AgentTool, REFLECT_AND_RETRY_RESPONSE_TYPE, ReflectAndRetryToolPlugin, TracingPlugin, runGuarded } from '../index.js'
 import { ScriptedLlm, call } from './helpers/scripted_llm.mjs'
-import { addTool, newSession, one, plugin, request } from './helpers/tracing_helpers.mjs'
+import { addTool, newSession, one, parallelWithStuckSubRun, plugin, request } from './helpers/tracing_helpers.mjs'
 
 const INTERRUPTED = 'weave.google_adk.interrupted'
 
@@ -342,40 +342,13 @@ test("ending the caller gives the inner run's tool spans the results their callb
   // An earlier plugin answers onEventCallback for the sub-agent's tool
   // response, so TracingPlugin keeps the result afterToolCallback saw; the
   // consumer then breaks while the sub-run waits on its model.
-  let entered
-  const inside = new Promise((resolve) => (entered = resolve))
-  const helper = new LlmAgent({
-    name: 'helper',
-    model: new ScriptedLlm([
-      call('add', { a: 2, b: 3 }),
-      async () => {
-        entered()
-        await new Promise(() => {}) // never answers
-      },
-    ]),
-    tools: [addTool()],
-  })
-  const a = new LlmAgent({
-    name: 'a',
-    model: new ScriptedLlm([call('helper', { request: 'go' })]),
-    tools: [new AgentTool({ agent: helper })],
-  })
-  const b = new LlmAgent({
-    name: 'b',
-    model: new ScriptedLlm([
-      async () => {
-        await inside
-        return 'b done'
-      },
-    ]),
-  })
   const swallow = plugin('swallow', {
     onEventCallback: async ({ event }) =>
       event.author === 'helper' && event.content?.parts?.some((p) => p.functionResponse) ? { ...event } : undefined,
   })
   const tracing = new TracingPlugin({ exporter: 'memory', captureContent: true })
   const runner = new InMemoryRunner({
-    agent: new ParallelAgent({ name: 'par', subAgents: [a, b] }),
+    agent: parallelWithStuckSubRun({ a: 2, b: 3 }),
     appName: 'app',
     plugins: [swallow, tracing],
   })

@@ -2,10 +2,10 @@
 // runGuarded does, AgentTool runs included; guarding twice wraps once.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { InMemoryRunner, LlmAgent, ParallelAgent } from '@google/adk'
-import { AgentTool, ReflectAndRetryToolPlugin, TracingPlugin, guardRunner, runGuarded } from '../index.js'
+import { InMemoryRunner, LlmAgent } from '@google/adk'
+import { ReflectAndRetryToolPlugin, TracingPlugin, guardRunner, runGuarded } from '../index.js'
 import { ScriptedLlm, call } from './helpers/scripted_llm.mjs'
-import { addTool, newSession, plugin, request } from './helpers/tracing_helpers.mjs'
+import { addTool, newSession, parallelWithStuckSubRun, plugin, request } from './helpers/tracing_helpers.mjs'
 
 const INTERRUPTED = 'weave.google_adk.interrupted'
 
@@ -121,37 +121,10 @@ test('each invocation is finished once per plugin: guarded twice, runEphemeral, 
 test('a guarded runner finishes AgentTool runs a break left open', async () => {
   // Branch a is inside its AgentTool call (the sub-agent's model waits) when
   // the consumer breaks on branch b's answer.
-  let entered
-  const inside = new Promise((resolve) => (entered = resolve))
-  const helper = new LlmAgent({
-    name: 'helper',
-    model: new ScriptedLlm([
-      call('add', { a: 1, b: 1 }),
-      async () => {
-        entered()
-        await new Promise(() => {}) // never answers
-      },
-    ]),
-    tools: [addTool()],
-  })
-  const a = new LlmAgent({
-    name: 'a',
-    model: new ScriptedLlm([call('helper', { request: 'go' })]),
-    tools: [new AgentTool({ agent: helper })],
-  })
-  const b = new LlmAgent({
-    name: 'b',
-    model: new ScriptedLlm([
-      async () => {
-        await inside
-        return 'b done'
-      },
-    ]),
-  })
   const tracing = new TracingPlugin({ exporter: 'memory' })
   const retry = new ReflectAndRetryToolPlugin()
   const runner = guardRunner(
-    new InMemoryRunner({ agent: new ParallelAgent({ name: 'par', subAgents: [a, b] }), appName: 'app', plugins: [retry, tracing] }),
+    new InMemoryRunner({ agent: parallelWithStuckSubRun({ a: 1, b: 1 }), appName: 'app', plugins: [retry, tracing] }),
   )
   for await (const ev of runner.runAsync(request(await newSession(runner)))) {
     if (ev.author === 'b' && ev.content?.parts?.some((p) => p.text)) break

@@ -1,8 +1,8 @@
 // Shared by the tracing_* suites: a traced runner over ScriptedLlm agents and
 // span lookups.
-import { InMemoryRunner, LlmAgent, FunctionTool } from '@google/adk'
-import { TracingPlugin } from '../../index.js'
-import { ScriptedLlm } from './scripted_llm.mjs'
+import { InMemoryRunner, LlmAgent, FunctionTool, ParallelAgent } from '@google/adk'
+import { AgentTool, TracingPlugin } from '../../index.js'
+import { ScriptedLlm, call } from './scripted_llm.mjs'
 
 export function addTool() {
   return new FunctionTool({
@@ -73,3 +73,40 @@ const CALLBACKS = [
   'beforeContextCompaction', 'afterContextCompaction', 'beforeToolCallback', 'afterToolCallback',
   'onToolErrorCallback',
 ]
+
+/**
+ * A ParallelAgent `par` whose branch `a` calls the AgentTool `helper`: the
+ * sub-agent calls `add(addArgs)`, then its model never answers; branch `b`
+ * answers ('b done') once the sub-agent's model is waiting. A consumer that
+ * breaks on b's answer leaves the sub-run open mid-way.
+ */
+export function parallelWithStuckSubRun(addArgs) {
+  let entered
+  const inside = new Promise((resolve) => (entered = resolve))
+  const helper = new LlmAgent({
+    name: 'helper',
+    model: new ScriptedLlm([
+      call('add', addArgs),
+      async () => {
+        entered()
+        await new Promise(() => {}) // never answers
+      },
+    ]),
+    tools: [addTool()],
+  })
+  const a = new LlmAgent({
+    name: 'a',
+    model: new ScriptedLlm([call('helper', { request: 'go' })]),
+    tools: [new AgentTool({ agent: helper })],
+  })
+  const b = new LlmAgent({
+    name: 'b',
+    model: new ScriptedLlm([
+      async () => {
+        await inside
+        return 'b done'
+      },
+    ]),
+  })
+  return new ParallelAgent({ name: 'par', subAgents: [a, b] })
+}
