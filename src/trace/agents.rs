@@ -4,7 +4,7 @@
 use super::ids::IdGen;
 use super::invocation::{AgentInfo, Invocation, OpenSpan};
 use super::key_text::display;
-use super::model::now_nanos;
+use super::span::now_nanos;
 use super::span::SpanData;
 
 /// Synthesises the agent span of `name` (parents first).

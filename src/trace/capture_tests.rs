@@ -3,7 +3,7 @@
 
 use super::invocation::{AgentInfo, INTERRUPTED};
 use super::model::*;
-use super::span::{AttributeValue, SpanData, StatusCode};
+use super::span::{now_nanos, AttributeValue, SpanData, StatusCode};
 use super::test_support::*;
 use std::sync::Arc;
 

@@ -5,21 +5,7 @@
 use super::span::DeferredValue;
 use serde_json::{json, Map, Value};
 
-/// Which shape a captured JSON string is turned into.
-#[derive(Clone, Debug)]
-pub enum MessageShape {
-    /// `[{role, parts}]` from a JSON array of Contents.
-    InputList,
-    /// `[{role, parts}]` from one Content.
-    InputOne,
-    /// `[{role, parts, finish_reason}]` from one Content.
-    OutputOne { finish_reason: String },
-    /// `[{type:'text', content}, ...]` from a system instruction (a string,
-    /// a Content, a Part or a list of those).
-    SystemInstructions,
-    /// `gen_ai.tool.definitions` from the JSON of `config.tools`.
-    ToolDefinitions,
-}
+pub use super::genai_fast::MessageShape;
 
 /// A message attribute rendered on first use.
 #[derive(Debug)]

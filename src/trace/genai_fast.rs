@@ -10,13 +10,28 @@
 //! caller then renders through the reference, so the output is the same
 //! byte for byte either way (tests compare them).
 
-use super::genai::MessageShape;
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::marker::PhantomData;
+
+/// Which shape a captured JSON string is turned into.
+#[derive(Clone, Debug)]
+pub enum MessageShape {
+    /// `[{role, parts}]` from a JSON array of Contents.
+    InputList,
+    /// `[{role, parts}]` from one Content.
+    InputOne,
+    /// `[{role, parts, finish_reason}]` from one Content.
+    OutputOne { finish_reason: String },
+    /// `[{type:'text', content}, ...]` from a system instruction (a string,
+    /// a Content, a Part or a list of those).
+    SystemInstructions,
+    /// `gen_ai.tool.definitions` from the JSON of `config.tools`.
+    ToolDefinitions,
+}
 
 /// A field that is absent (`None`) or present, `null` included.
 #[derive(Default, Clone, Copy)]

@@ -11,7 +11,7 @@ pub use super::inputs::*;
 use super::invocation::{AgentInfo, Invocation, OpenSpan, ToolSpan, INTERRUPTED};
 use super::key_text::display;
 use super::sink::SpanSink;
-use super::span::{AttributeValue, SpanData};
+use super::span::{now_nanos, AttributeValue, SpanData};
 use super::streamed::{response_error, Outcome, StreamedTurn};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
@@ -38,13 +38,6 @@ pub struct Tracer {
     stopped: bool,
     ended_spans: u64,
     histories: Histories,
-}
-
-pub fn now_nanos() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0)
 }
 
 /// The Content JSON of an event made only of function responses.

@@ -82,3 +82,11 @@ impl SpanData {
             .map(|(_, v)| v)
     }
 }
+
+/// Wall-clock time in Unix nanoseconds, the unit of every span time.
+pub fn now_nanos() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
