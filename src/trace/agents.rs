@@ -2,8 +2,10 @@
 //! agent spans are created on first activity of an agent name.
 
 use super::ids::IdGen;
-use super::invocation::{AgentInfo, Invocation, OpenSpan};
+use super::inputs::AgentInfo;
+use super::invocation::Invocation;
 use super::key_text::display;
+use super::open_span::OpenSpan;
 use super::span::now_nanos;
 use super::span::SpanData;
 

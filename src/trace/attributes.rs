@@ -2,7 +2,7 @@
 //! config, tool outcomes (retry-aware) and deferred message JSON.
 
 use super::genai::{DeferredMessages, MessageShape};
-use super::invocation::{OpenSpan, ToolSpan};
+use super::open_span::{OpenSpan, ToolSpan};
 use super::retry_outcome::{retry_details, RetryDetails, RESPONSE_TYPE};
 use super::span::AttributeValue;
 use serde_json::Value;

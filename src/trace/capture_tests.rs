@@ -1,8 +1,9 @@
 //! Span model rules of tracing.md "Added": streamed model calls and tool
 //! results without a function response event.
 
-use super::invocation::{AgentInfo, INTERRUPTED};
+use super::inputs::AgentInfo;
 use super::model::*;
+use super::open_span::INTERRUPTED;
 use super::span::{now_nanos, AttributeValue, SpanData, StatusCode};
 use super::test_support::*;
 use std::sync::Arc;

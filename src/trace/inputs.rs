@@ -2,7 +2,20 @@
 //! read from ADK's objects (ids, names, numbers and JSON text).
 
 use super::history::HistoryDelta;
-use super::invocation::AgentInfo;
+
+/// One agent of the root agent's tree, as the JavaScript side flattened it.
+#[derive(Clone, Debug, Default)]
+pub struct AgentInfo {
+    pub name: String,
+    pub parent: Option<String>,
+    pub description: Option<String>,
+    /// `agent.model` when it is a string.
+    pub model: Option<String>,
+    /// Whether the agent runs its sub-agents one after another
+    /// (SequentialAgent, LoopAgent): then a sibling becoming active means
+    /// the previous one finished.
+    pub sequential: bool,
+}
 
 /// Per-invocation settings read when the run starts.
 #[derive(Clone, Copy, Debug)]

@@ -1,8 +1,9 @@
 //! AgentTool runs (model/links.rs): one trace, the inner root under the
 //! call's tool span, the caller's end ending what the inner run left open.
 
-use super::invocation::{AgentInfo, INTERRUPTED};
+use super::inputs::AgentInfo;
 use super::model::*;
+use super::open_span::INTERRUPTED;
 use super::span::{AttributeValue, SpanData};
 use super::test_support::*;
 use std::sync::Arc;

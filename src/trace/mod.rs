@@ -11,6 +11,7 @@ pub mod inputs;
 pub mod invocation;
 pub mod key_text;
 pub mod model;
+pub mod open_span;
 pub mod retry_outcome;
 pub mod sink;
 pub mod span;

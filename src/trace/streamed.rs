@@ -11,7 +11,7 @@
 use super::attributes::deferred;
 use super::genai::MessageShape;
 use super::inputs::ModelResponse;
-use super::invocation::{OpenSpan, INTERRUPTED};
+use super::open_span::{OpenSpan, INTERRUPTED};
 use super::span::{AttributeValue, SpanData};
 use serde::Deserialize;
 use serde_json::value::RawValue;

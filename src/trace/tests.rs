@@ -1,7 +1,8 @@
 //! Span model tests: the tree, the close rules and end-of-invocation order.
 
-use super::invocation::{AgentInfo, INTERRUPTED};
+use super::inputs::AgentInfo;
 use super::model::*;
+use super::open_span::INTERRUPTED;
 use super::span::{AttributeValue, SpanData, StatusCode};
 use super::test_support::*;
 use std::sync::Arc;

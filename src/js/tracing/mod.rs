@@ -12,7 +12,7 @@ use crate::export::config::{resolve, BatchOptions, ConfigError, ExportOptions, W
 use crate::export::memory::MemorySink;
 use crate::trace::history::HistoryDelta;
 use crate::trace::ids::{from_hex, hex};
-use crate::trace::invocation::AgentInfo;
+use crate::trace::inputs::AgentInfo;
 use crate::trace::key_text;
 use crate::trace::model::{
     EventInfo, FunctionResponse, ModelRequest, ModelResponse, RemoteParent, RunSettings, RunStart,

@@ -1,0 +1,89 @@
+//! A span while it is recorded, and a tool call's span with what is known
+//! of the call so far. Below the invocation that holds them and the
+//! streamed-turn and attribute rules that fill them.
+
+use super::genai::truncate;
+use super::span::{AttributeValue, SpanData, Status, StatusCode};
+
+pub const INTERRUPTED: &str = "weave.google_adk.interrupted";
+
+/// A span being recorded.
+#[derive(Debug)]
+pub struct OpenSpan {
+    pub id: [u8; 8],
+    pub parent: Option<[u8; 8]>,
+    pub name: String,
+    pub start: u64,
+    pub attrs: Vec<(String, AttributeValue)>,
+    pub status: Status,
+}
+
+impl OpenSpan {
+    pub fn new(id: [u8; 8], parent: Option<[u8; 8]>, name: String, start: u64) -> Self {
+        OpenSpan {
+            id,
+            parent,
+            name,
+            start,
+            attrs: Vec::with_capacity(12),
+            status: Status::default(),
+        }
+    }
+
+    /// Sets (or replaces) an attribute.
+    pub fn set(&mut self, key: &str, value: AttributeValue) {
+        if let Some(slot) = self.attrs.iter_mut().find(|(k, _)| k == key) {
+            slot.1 = value;
+        } else {
+            self.attrs.push((key.to_string(), value));
+        }
+    }
+
+    pub fn set_str(&mut self, key: &str, value: impl Into<String>, limit: Option<usize>) {
+        self.set(key, AttributeValue::String(truncate(value.into(), limit)));
+    }
+
+    pub fn error(&mut self, error_type: &str, message: &str, limit: Option<usize>) {
+        self.set_str("error.type", error_type, limit);
+        self.status = Status {
+            code: StatusCode::Error,
+            message: Some(message.to_string()),
+        };
+    }
+
+    pub fn finish(self, trace_id: [u8; 16], end: u64) -> SpanData {
+        SpanData {
+            trace_id,
+            span_id: self.id,
+            parent_span_id: self.parent,
+            name: self.name,
+            start_time_unix_nano: self.start,
+            end_time_unix_nano: end.max(self.start),
+            attributes: self.attrs,
+            status: self.status,
+            remote_parent: false,
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct ToolSpan {
+    pub span: OpenSpan,
+    pub agent: String,
+    pub tool: String,
+    /// The function call id the model gave, if any.
+    pub call_id: Option<String>,
+    /// False when the id was missing or already taken by an open span: the
+    /// span is then matched first-in first-out per (agent, tool).
+    pub keyed: bool,
+    /// `afterToolCallback` ran: the span waits only for its function response.
+    pub callbacks_done: bool,
+    pub last_callback: u64,
+    pub errored: bool,
+    /// The result afterToolCallback saw, as JSON: the span's outcome when no
+    /// function response event brings one.
+    pub seen_result: Option<String>,
+    /// The JavaScript side's handle of that result, not yet made JSON (0:
+    /// none): asked for only when the invocation ends without the event.
+    pub seen_token: u32,
+}
