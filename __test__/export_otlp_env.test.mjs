@@ -120,7 +120,10 @@ describe('configuration from the environment (child processes)', { concurrency: 
 
   test('OTEL_EXPORTER_OTLP_TIMEOUT bounds one attempt: a hung request is retried within exportTimeoutMillis', () =>
     withReceiver({ script: ['hang'] }, async (rx) => {
-      const out = await child({ OTEL_EXPORTER_OTLP_TIMEOUT: '400' }, { endpoint: rx.endpoint, batch: { scheduledDelayMillis: 20, exportTimeoutMillis: 8000 } })
+      // Only the child's forceFlush exports, so the five spans go in one batch however slow the
+      // run (a 20 ms schedule split them on a loaded machine, and a third request came).
+      const batch = { scheduledDelayMillis: 600_000, exportTimeoutMillis: 8000 }
+      const out = await child({ OTEL_EXPORTER_OTLP_TIMEOUT: '400' }, { endpoint: rx.endpoint, batch })
       assert.deepEqual(rx.requests.map((r) => r.answer), ['hang', 200])
       assert.equal(rx.spans.length, 5)
       assert.equal(out.dropped, 0)
