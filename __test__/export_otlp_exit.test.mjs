@@ -97,9 +97,12 @@ describe('the exit paths: process.exit() after a consumer break, a natural end',
     }
   })
 
-  for (const [label, options, bound] of [
-    ['the default exit flush (2 s)', {}, 2000],
-    ['exitFlushTimeoutMillis: 300', { exitFlushTimeoutMillis: 300 }, 300],
+  // The root reaching the hanging collector is checked with the default 2 s only: in 300 ms a
+  // loaded machine does not always get the request onto the wire and into this busy process
+  // (seen: 0 requests) before the child is gone. Both cases bound the wait from below too.
+  for (const [label, options, bound, checkSent] of [
+    ['the default exit flush (2 s)', {}, 2000, true],
+    ['exitFlushTimeoutMillis: 300', { exitFlushTimeoutMillis: 300 }, 300, false],
   ]) {
     test(`a hanging collector keeps the child alive no longer than ${label}`, async (t) => {
       const rx = await startReceiver({ fallback: 'hang' })
@@ -116,12 +119,14 @@ describe('the exit paths: process.exit() after a consumer break, a natural end',
         t.diagnostic(`the exit path held ${held} ms; the child ended ${lingered} ms after process.exit()`)
         const tight = bound + Math.min(margin(200), 1500)
         assert.ok(held < tight, `the exit path held ${held} ms after process.exit (bound ${bound} ms + margin: ${tight})`)
+        assert.ok(held >= bound - 20, `the exit path waited for the hanging collector up to its bound: ${held} ms`)
         assert.ok(lingered < bound + margin(1500), `exited ${lingered} ms after process.exit (bound ${bound} ms + margin)`)
+        assert.equal(rx.spans.length, 0, 'nothing was answered')
+        if (!checkSent) return
         // It did try: the interrupted root was on the wire when it gave up.
         const sent = rx.allSpans.find((s) => s.parentSpanId === undefined)
         assert.ok(sent, `the exit flush sent the root: ${rx.counts.requests} requests`)
         assert.equal(sent.attributes['weave.google_adk.interrupted'], true)
-        assert.equal(rx.spans.length, 0, 'nothing was answered')
       } finally {
         await rx.stop()
       }
