@@ -115,10 +115,10 @@ export declare class NativeTracer {
  * Flushes every sink with pending spans, off the JavaScript thread (the
  * `beforeExit` path: the event loop ran dry, delivery keeps it alive).
  */
-export declare function flushPendingSinks(): Promise<unknown>
+export declare function flushPendingSinks(): Promise<void>
 
 /** Resolves once every span the sink was handed so far was answered. */
-export declare function flushSink(id: number): Promise<unknown>
+export declare function flushSink(id: number): Promise<void>
 
 /**
  * The fixed pieces of the guidance texts, in placeholder order (see
@@ -187,7 +187,7 @@ export declare function retryHotCalls(): { retryFailure(key: number): number; re
 export declare function shutdownAllSinksSync(): void
 
 /** Flushes and stops the sink, and forgets it. Idempotent. */
-export declare function shutdownSink(id: number): Promise<unknown>
+export declare function shutdownSink(id: number): Promise<void>
 
 /** True when some sink still has spans waiting for delivery. */
 export declare function sinksPending(): boolean

@@ -224,7 +224,7 @@ describe('otlp receiver script and edge cases', () => {
     assert.equal(rx.requests[2].answer, 200)
     const rx2 = await startReceiver({ script: ['hang'] })
     const pending = post(rx2.endpoint).then(() => 'answered', () => 'dropped')
-    await rx2.waitForRequests(1, 2000)
+    await rx2.waitForRequests(1, 30_000)
     const t1 = performance.now()
     await rx2.stop()
     assert.equal(await pending, 'dropped', 'stop() ends a hanging request')

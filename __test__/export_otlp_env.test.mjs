@@ -5,6 +5,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { startReceiver } from './helpers/otlp_receiver.mjs'
 import { PACKAGE_VERSION, cleanEnv, runChild, sleep } from './fixtures/otlp_common.mjs'
+import { margin } from './helpers/timing.mjs'
 
 const FAST = { scheduledDelayMillis: 20, exportTimeoutMillis: 5000 }
 
@@ -120,14 +121,17 @@ describe('configuration from the environment (child processes)', { concurrency: 
 
   test('OTEL_EXPORTER_OTLP_TIMEOUT bounds one attempt: a hung request is retried within exportTimeoutMillis', () =>
     withReceiver({ script: ['hang'] }, async (rx) => {
-      // Only the child's forceFlush exports, so the five spans are one batch however slow the
-      // run (a 20 ms schedule split them on a loaded machine: 'hang', 200, 200).
-      const out = await child({ OTEL_EXPORTER_OTLP_TIMEOUT: '400' }, { endpoint: rx.endpoint, batch: { scheduledDelayMillis: 600_000, exportTimeoutMillis: 8000 } })
+      // Only the child's forceFlush exports, so the five spans go in one batch however slow the
+      // run (a 20 ms schedule split them on a loaded machine, and a third request came).
+      const batch = { scheduledDelayMillis: 600_000, exportTimeoutMillis: 8000 }
+      const out = await child({ OTEL_EXPORTER_OTLP_TIMEOUT: '400' }, { endpoint: rx.endpoint, batch })
       assert.deepEqual(rx.requests.map((r) => r.answer), ['hang', 200])
       assert.equal(rx.spans.length, 5)
       assert.equal(out.dropped, 0)
       const gap = rx.requests[1].receivedAt - rx.requests[0].receivedAt
-      assert.ok(gap < 3000, `the attempt was cut at 400 ms, then one backoff: ${gap} ms`)
+      // 400 ms, then one backoff (at most 1.2 s); without the variable the attempt would have
+      // had the whole 8 s budget, and no retry would have come.
+      assert.ok(gap < 400 + 1200 + margin(1400), `the attempt was cut at 400 ms, then one backoff: ${gap} ms`)
     }))
 
   test('OTEL_TRACES_EXPORTER=none: nothing is sent, nothing warned', () =>

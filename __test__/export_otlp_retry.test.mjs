@@ -7,6 +7,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { startReceiver } from './helpers/otlp_receiver.mjs'
 import { TracingPlugin, freePort, recordWarnings, runWeather, settle, sleep, weatherRunner } from './fixtures/otlp_common.mjs'
+import { margin } from './helpers/timing.mjs'
 
 // The cases are independent (own receiver, own plugin): run them side by side.
 describe('OTLP delivery answers', { concurrency: true }, () => {
@@ -26,7 +27,7 @@ describe('OTLP delivery answers', { concurrency: true }, () => {
       assert.deepEqual(rx.requests.map((r) => r.answer), [429, 200])
       const gap = rx.requests[1].receivedAt - rx.requests[0].receivedAt
       assert.ok(gap >= 950, `Retry-After honoured: retried after ${gap} ms`)
-      assert.ok(gap < 4000, `retried promptly after Retry-After: ${gap} ms`)
+      assert.ok(gap < 1000 + margin(3000), `retried promptly after Retry-After: ${gap} ms`)
       assert.equal(rx.spans.length, 5, 'accepted once')
       assert.equal(new Set(rx.spans.map((s) => s.spanId)).size, 5)
       assert.equal(rx.requests[0].spanCount, 5, 'the retry resends the same batch')
@@ -68,7 +69,7 @@ describe('OTLP delivery answers', { concurrency: true }, () => {
       assert.deepEqual(rx.requests.map((r) => r.answer), [503, 200])
       const gap = rx.requests[1].receivedAt - rx.requests[0].receivedAt
       assert.ok(gap >= 1900, `waited for the date: ${gap} ms`)
-      assert.ok(gap < 4500, `not much longer: ${gap} ms`)
+      assert.ok(gap < 3000 + margin(1500), `not much longer: ${gap} ms`)
       await plugin.shutdown()
     } finally {
       await rx.stop()
@@ -155,7 +156,7 @@ describe('OTLP delivery answers', { concurrency: true }, () => {
       await plugin.forceFlush()
       const ms = performance.now() - t0
       t.diagnostic(`gave up after ${ms.toFixed(0)} ms and ${rx.requests.length} attempts`)
-      assert.ok(ms < 2500 + 1000, `forceFlush resolved within exportTimeoutMillis: ${ms.toFixed(0)} ms`)
+      assert.ok(ms < 2500 + margin(1000), `forceFlush resolved within exportTimeoutMillis: ${ms.toFixed(0)} ms`)
       assert.ok(rx.requests.length >= 2, 'retried at least once')
       assert.ok(rx.requests.every((r) => r.answer === 503))
       const last = rx.requests.at(-1).receivedAt - rx.requests[0].receivedAt
@@ -181,7 +182,7 @@ describe('OTLP delivery answers', { concurrency: true }, () => {
       const t0 = performance.now()
       await plugin.forceFlush()
       const ms = performance.now() - t0
-      assert.ok(ms < 3000 + 1000, `forceFlush resolved within exportTimeoutMillis: ${ms.toFixed(0)} ms`)
+      assert.ok(ms < 3000 + margin(1000), `forceFlush resolved within exportTimeoutMillis: ${ms.toFixed(0)} ms`)
       assert.deepEqual(rx.requests.map((r) => r.answer), [429])
       assert.equal(plugin.droppedSpanCount, 5)
       await plugin.shutdown()

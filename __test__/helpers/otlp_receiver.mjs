@@ -15,6 +15,7 @@
 // Script: one entry per request, in order; when it runs out, `fallback` (200).
 //   200 / 503 / ...                 answer with that status (2xx: an empty ExportTraceServiceResponse)
 //   { status, headers, body, delayMs }   e.g. { status: 429, headers: { 'retry-after': '1' } }
+//   { status, until }               answer once the promise `until` settles (held until then)
 //   'hang'                          never answer (the socket is destroyed by stop())
 //   'close'                         destroy the connection without answering
 //   (record) => entry               decide per request
@@ -519,7 +520,8 @@ export async function startReceiver({
         res.writeHead(entry.status, headers)
         res.end(body)
       }
-      if (entry.delayMs) setTimeout(answer, entry.delayMs)
+      if (entry.until) Promise.resolve(entry.until).then(answer, answer)
+      else if (entry.delayMs) setTimeout(answer, entry.delayMs)
       else answer()
       notify()
     })

@@ -2,7 +2,7 @@
 //!
 //! Flushing and shutting down go through here rather than through a
 //! `NativeTracer` method: napi-rs keeps an instance borrowed while an
-//! `AsyncTask` returned by one of its `&mut self` methods is pending, so every
+//! async result of one of its `&mut self` methods is pending, so every
 //! callback made during a `forceFlush()` would fail. And the exit path reaches
 //! the sinks of plugins the program has already let go of (and the garbage
 //! collector taken), whose queued spans would otherwise be lost.
@@ -10,9 +10,10 @@
 //! Memory stays bounded by the plugins created: an entry leaves at
 //! `shutdown()`, or with the process.
 
-use super::tasks::{FlushAllTask, FlushTask};
+use super::tasks::{flush_all, flush_one};
 use crate::trace::sink::SpanSink;
-use napi::bindgen_prelude::AsyncTask;
+use napi::bindgen_prelude::Object;
+use napi::{Env, Result};
 use napi_derive::napi;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -63,23 +64,15 @@ fn take(id: u32) -> Option<Arc<dyn SpanSink>> {
 }
 
 /// Resolves once every span the sink was handed so far was answered.
-#[napi]
-pub fn flush_sink(id: u32) -> AsyncTask<FlushTask> {
-    AsyncTask::new(FlushTask {
-        sink: find(id),
-        timeout: FLUSH_TIMEOUT,
-        shutdown: false,
-    })
+#[napi(ts_return_type = "Promise<void>")]
+pub fn flush_sink(env: &Env, id: u32) -> Result<Object<'_>> {
+    flush_one(env, find(id), FLUSH_TIMEOUT, false)
 }
 
 /// Flushes and stops the sink, and forgets it. Idempotent.
-#[napi]
-pub fn shutdown_sink(id: u32) -> AsyncTask<FlushTask> {
-    AsyncTask::new(FlushTask {
-        sink: take(id),
-        timeout: FLUSH_TIMEOUT,
-        shutdown: true,
-    })
+#[napi(ts_return_type = "Promise<void>")]
+pub fn shutdown_sink(env: &Env, id: u32) -> Result<Object<'_>> {
+    flush_one(env, take(id), FLUSH_TIMEOUT, true)
 }
 
 /// True when some sink still has spans waiting for delivery.
@@ -90,17 +83,14 @@ pub fn sinks_pending() -> bool {
 
 /// Flushes every sink with pending spans, off the JavaScript thread (the
 /// `beforeExit` path: the event loop ran dry, delivery keeps it alive).
-#[napi]
-pub fn flush_pending_sinks() -> AsyncTask<FlushAllTask> {
+#[napi(ts_return_type = "Promise<void>")]
+pub fn flush_pending_sinks(env: &Env) -> Result<Object<'_>> {
     let pending = sinks()
         .iter()
         .filter(|e| e.sink.has_pending())
         .map(|e| e.sink.clone())
         .collect();
-    AsyncTask::new(FlushAllTask {
-        sinks: pending,
-        timeout: FLUSH_TIMEOUT,
-    })
+    flush_all(env, pending, FLUSH_TIMEOUT)
 }
 
 /// The `process.on('exit')` path: stops every sink, delivering what is queued
