@@ -235,18 +235,37 @@ function errorParts(error) {
 
 const CONFIG_KEYS = ['temperature', 'topP', 'maxOutputTokens', 'frequencyPenalty', 'presencePenalty', 'seed', 'stopSequences', 'candidateCount']
 
+// `"key":` of each CONFIG_KEYS entry, for configJson's fast path.
+const CONFIG_PREFIXES = CONFIG_KEYS.map((k) => `${JSON.stringify(k)}:`)
+
+/** The JSON of the CONFIG_KEYS `config` sets. Usually all numbers: their
+ * JSON is then built directly (the same text JSON.stringify of the picked
+ * object gives: String(n) for finite numbers, else null) without an
+ * intermediate object; anything else takes the general path. Each key is
+ * read once (a getter runs once, as before). */
 function configJson(config) {
   if (config === null || typeof config !== 'object') return undefined
-  const picked = {}
-  let any = false
-  for (const k of CONFIG_KEYS) {
-    const v = config[k]
-    if (v !== undefined && v !== null) {
-      picked[k] = v
-      any = true
-    }
+  let out
+  for (let i = 0; i < CONFIG_KEYS.length; i++) {
+    const v = config[CONFIG_KEYS[i]]
+    if (v === undefined || v === null) continue
+    if (typeof v !== 'number') return pickedConfigJson(config, out, i, v)
+    out = (out === undefined ? '{' : `${out},`) + CONFIG_PREFIXES[i] + (Number.isFinite(v) ? String(v) : 'null')
   }
-  return any ? safeJson(picked) : undefined
+  return out === undefined ? undefined : `${out}}`
+}
+
+/** configJson's general path from key `at` (value `value`) on: the
+ * numbers before it come back from their JSON `out` (a non-finite one as
+ * null, which stringifies the same). */
+function pickedConfigJson(config, out, at, value) {
+  const picked = out === undefined ? {} : JSON.parse(`${out}}`)
+  picked[CONFIG_KEYS[at]] = value
+  for (let i = at + 1; i < CONFIG_KEYS.length; i++) {
+    const v = config[CONFIG_KEYS[i]]
+    if (v !== undefined && v !== null) picked[CONFIG_KEYS[i]] = v
+  }
+  return safeJson(picked)
 }
 
 /** JSON of `config.tools` when it declares functions (else nothing). */

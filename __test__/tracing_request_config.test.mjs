@@ -1,0 +1,55 @@
+// The request attributes of a generation config made only of numbers
+// (lib/tracing.js builds that JSON without JSON.stringify) and of one that
+// mixes numbers with other values (the general path), through a real run.
+import test from 'node:test'
+import assert from 'node:assert/strict'
+import { runOnce } from './helpers/scripted_llm.mjs'
+import { agent, traced } from './helpers/tracing_helpers.mjs'
+
+async function chatAttributes(generateContentConfig) {
+  const { tracing, runner } = traced(agent('cfg', ['ok'], { generateContentConfig }))
+  await runOnce(runner, 'hi')
+  const chat = tracing.getFinishedSpans().find((s) => s.attributes['gen_ai.operation.name'] === 'chat')
+  assert.ok(chat, 'a chat span')
+  return chat.attributes
+}
+
+const REQUEST = /^gen_ai\.request\.(?!model)/
+const requestOnly = (attrs) => Object.fromEntries(Object.entries(attrs).filter(([k]) => REQUEST.test(k)))
+
+test('a config of numbers only: every number attribute, integers as integers', async () => {
+  const attrs = await chatAttributes({
+    temperature: 0.5,
+    topP: 1,
+    maxOutputTokens: 7,
+    frequencyPenalty: -0.25,
+    presencePenalty: 1e-7,
+    seed: -3,
+    candidateCount: 2,
+  })
+  assert.deepEqual(requestOnly(attrs), {
+    'gen_ai.request.temperature': 0.5,
+    'gen_ai.request.top_p': 1,
+    'gen_ai.request.max_tokens': 7,
+    'gen_ai.request.frequency_penalty': -0.25,
+    'gen_ai.request.presence_penalty': 1e-7,
+    'gen_ai.request.seed': -3,
+    'gen_ai.request.choice.count': 2,
+  })
+})
+
+test('a config of numbers: a non-finite one is left out like JSON null', async () => {
+  const attrs = await chatAttributes({ temperature: Number.NaN, topP: 0.9, maxOutputTokens: Infinity })
+  assert.deepEqual(requestOnly(attrs), { 'gen_ai.request.top_p': 0.9 })
+})
+
+test('numbers mixed with other values: the general path keeps every field once', async () => {
+  const config = { temperature: 0.25, seed: 11, stopSequences: ['END', 'STOP'], candidateCount: 1 }
+  const attrs = await chatAttributes(config)
+  assert.deepEqual(requestOnly(attrs), {
+    'gen_ai.request.temperature': 0.25,
+    'gen_ai.request.seed': 11,
+    'gen_ai.request.stop_sequences': ['END', 'STOP'],
+    'gen_ai.request.choice.count': 1,
+  })
+})
