@@ -53,8 +53,11 @@ export declare class NativeTracer {
    * which keeps the whole list afterwards unless `keep` is false.
    * Returns false when the slot could not supply them (JavaScript then
    * forgets the conversation and sends it in full next time).
+   * `system_text`: a system instruction that is a (well-formed) string,
+   * sent as is instead of `system_json` — its JSON is written here,
+   * which costs less than `JSON.stringify` on the JavaScript thread.
    */
-  beforeModel(invocationId: string, agent?: string | undefined | null, model?: string | undefined | null, configJson?: string | undefined | null, toolsJson?: string | undefined | null, systemJson?: string | undefined | null, contentsJson?: string | undefined | null, historySlot?: number | undefined | null, reuse?: number | undefined | null, keep?: boolean | undefined | null): boolean
+  beforeModel(invocationId: string, agent?: string | undefined | null, model?: string | undefined | null, configJson?: string | undefined | null, toolsJson?: string | undefined | null, systemJson?: string | undefined | null, contentsJson?: string | undefined | null, historySlot?: number | undefined | null, reuse?: number | undefined | null, keep?: boolean | undefined | null, systemText?: string | undefined | null): boolean
   /** Drops the items a conversation slot keeps (lib/tracing/history.js). */
   forgetHistory(slot: number): void
   /** Conversation slots holding items (tests check the bound). */

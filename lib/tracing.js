@@ -268,6 +268,11 @@ function pickedConfigJson(config, out, at, value) {
   return safeJson(picked)
 }
 
+/** Whether `s` has no lone surrogate (String#isWellFormed where the
+ * runtime has it; else assumed not, and the string goes as JSON). */
+const wellFormed =
+  typeof String.prototype.isWellFormed === 'function' ? (s) => s.isWellFormed() : () => false
+
 /** JSON of `config.tools` when it declares functions (else nothing). */
 function toolsJson(config) {
   const tools = config?.tools
@@ -560,17 +565,22 @@ class TracingPlugin {
         }
         if (contents === undefined) contents = { json: safeJson(requestContents) }
       }
+      const system = capture ? config?.systemInstruction : undefined
+      // A string instruction (the usual one) goes as is: the native side
+      // writes its JSON (a lone surrogate would not survive the crossing).
+      const systemText = typeof system === 'string' && wellFormed(system) ? system : undefined
       const applied = this._native.beforeModel(
         id,
         agent,
         str(request?.model),
         configJson(config),
         toolsJson(config),
-        capture && config?.systemInstruction != null ? safeJson(config.systemInstruction) : undefined,
+        system != null && systemText === undefined ? safeJson(system) : undefined,
         contents?.json,
         contents?.slot,
         contents?.reuse,
         contents?.keep,
+        systemText,
       )
       if (applied === false && key !== undefined) history.forgetKey(key)
     } catch (e) {

@@ -370,6 +370,9 @@ impl NativeTracer {
     /// which keeps the whole list afterwards unless `keep` is false.
     /// Returns false when the slot could not supply them (JavaScript then
     /// forgets the conversation and sends it in full next time).
+    /// `system_text`: a system instruction that is a (well-formed) string,
+    /// sent as is instead of `system_json` — its JSON is written here,
+    /// which costs less than `JSON.stringify` on the JavaScript thread.
     #[allow(clippy::too_many_arguments)]
     #[napi]
     pub fn before_model(
@@ -384,7 +387,12 @@ impl NativeTracer {
         history_slot: Option<u32>,
         reuse: Option<u32>,
         keep: Option<bool>,
+        system_text: Option<JsString<'_>>,
     ) -> Result<bool> {
+        let system_json = match opt(&system_text)? {
+            Some(text) => serde_json::to_string(&text).ok(),
+            None => opt(&system_json)?,
+        };
         // Big contents go through napi-rs's own String read (see text.rs).
         let contents_json = opt(&contents_json)?.map(String::into_bytes);
         let history = history_slot.filter(|s| *s > 0).map(|slot| HistoryDelta {
@@ -399,7 +407,7 @@ impl NativeTracer {
                 model: opt(&model)?,
                 config_json: opt(&config_json)?,
                 tools_json: opt(&tools_json)?,
-                system_json: opt(&system_json)?,
+                system_json,
                 contents_json,
                 history,
             },
