@@ -93,7 +93,7 @@ fn a_split_streamed_turn_is_one_chat_span_ending_at_its_last_response() {
         ),
     );
     t.before_tool("i1", Some("a"), "f", Some("c1"), None);
-    t.after_tool("i1", Some("a"), "f", Some("c1"));
+    t.after_tool("i1", Some("a"), "f", Some("c1"), 0);
     t.on_event("i1", event("a", &[("c1", "f", r#"{"ok":1}"#)]));
     pause();
     t.after_model(
@@ -239,28 +239,10 @@ fn without_a_response_event_the_result_after_tool_saw_is_the_outcome() {
     for id in ["c1", "c2", "c3"] {
         t.before_tool("i1", Some("a"), "f", Some(id), None);
     }
-    t.after_tool_with_result(
-        "i1",
-        Some("a"),
-        "f",
-        Some("c1"),
-        Some(r#"{"seen":1}"#.into()),
-    );
-    t.after_tool_with_result(
-        "i1",
-        Some("a"),
-        "f",
-        Some("c2"),
-        Some(r#"{"seen":2}"#.into()),
-    );
+    after_tool_seeing(&mut t, "i1", Some("a"), "f", Some("c1"), r#"{"seen":1}"#);
+    after_tool_seeing(&mut t, "i1", Some("a"), "f", Some("c2"), r#"{"seen":2}"#);
     t.tool_error("i1", Some("a"), "f", Some("c3"), "ValueError", "nope");
-    t.after_tool_with_result(
-        "i1",
-        Some("a"),
-        "f",
-        Some("c3"),
-        Some(r#"{"seen":3}"#.into()),
-    );
+    after_tool_seeing(&mut t, "i1", Some("a"), "f", Some("c3"), r#"{"seen":3}"#);
     t.on_event("i1", event("a", &[("c2", "f", r#"{"rewritten":2}"#)]));
     t.finish("i1", true);
     let spans = sink.spans();
@@ -290,7 +272,7 @@ fn a_retry_response_seen_by_after_tool_makes_the_span_error() {
         let (mut t, sink) = started(&[("a", None, false)], capture);
         t.before_tool("i1", Some("a"), "f", Some("c1"), None);
         let retry = r#"{"response_type":"ERROR_HANDLED_BY_REFLECT_AND_RETRY_PLUGIN","error_type":"ValueError","error_details":"nope","retry_count":1,"reflection_guidance":"The call to tool `f` failed."}"#;
-        t.after_tool_with_result("i1", Some("a"), "f", Some("c1"), Some(retry.into()));
+        after_tool_seeing(&mut t, "i1", Some("a"), "f", Some("c1"), retry);
         t.finish("i1", false);
         let spans = sink.spans();
         let tool = named(&spans, "execute_tool f")[0];
@@ -308,10 +290,10 @@ fn held_results_are_wanted_only_for_spans_no_event_ended() {
     for id in ["c1", "c2", "c3"] {
         t.before_tool("i1", Some("a"), "f", Some(id), None);
     }
-    t.after_tool_held("i1", Some("a"), "f", Some("c1"), 7);
-    t.after_tool_held("i1", Some("a"), "f", Some("c2"), 8);
+    t.after_tool("i1", Some("a"), "f", Some("c1"), 7);
+    t.after_tool("i1", Some("a"), "f", Some("c2"), 8);
     // c3: afterToolCallback had nothing to hold.
-    t.after_tool_held("i1", Some("a"), "f", Some("c3"), 0);
+    t.after_tool("i1", Some("a"), "f", Some("c3"), 0);
     t.on_event("i1", event("a", &[("c2", "f", r#"{"event":2}"#)]));
     assert_eq!(t.seen_wanted("i1"), vec![7]);
     assert!(t.seen_wanted("nope").is_empty());

@@ -536,53 +536,17 @@ impl Tracer {
         t.last_callback = now_nanos();
     }
 
+    /// `held`: the JavaScript side's handle of the result afterToolCallback
+    /// saw (0: none). `seen_wanted` and `supply_seen` turn it into JSON only
+    /// for a span no function response event ended (the event, when it
+    /// comes, wins), so the usual path does not stringify a result twice.
     pub fn after_tool(
         &mut self,
         inv_id: &str,
         agent: Option<&str>,
         tool: &str,
         call_id: Option<&str>,
-    ) {
-        self.after_tool_with_result(inv_id, agent, tool, call_id, None);
-    }
-
-    /// `result_json`: the result afterToolCallback saw, made JSON-safe (the
-    /// whole of it when captured, else only a retry response's fields). The
-    /// function response event, when it comes, wins over it.
-    pub fn after_tool_with_result(
-        &mut self,
-        inv_id: &str,
-        agent: Option<&str>,
-        tool: &str,
-        call_id: Option<&str>,
-        result_json: Option<String>,
-    ) {
-        self.after_tool_seen(inv_id, agent, tool, call_id, result_json, 0);
-    }
-
-    /// Like `after_tool_with_result`, with the result held on the
-    /// JavaScript side as `token` (non-zero): `seen_wanted` and `supply_seen`
-    /// turn it into JSON only for a span no response event ended, so the
-    /// usual path does not stringify a result twice.
-    pub fn after_tool_held(
-        &mut self,
-        inv_id: &str,
-        agent: Option<&str>,
-        tool: &str,
-        call_id: Option<&str>,
-        token: u32,
-    ) {
-        self.after_tool_seen(inv_id, agent, tool, call_id, None, token);
-    }
-
-    fn after_tool_seen(
-        &mut self,
-        inv_id: &str,
-        agent: Option<&str>,
-        tool: &str,
-        call_id: Option<&str>,
-        result_json: Option<String>,
-        token: u32,
+        held: u32,
     ) {
         let Some(inv) = self.inv(inv_id) else { return };
         let Some(i) = inv.find_tool_for_callback(agent.unwrap_or(""), tool, call_id) else {
@@ -591,13 +555,13 @@ impl Tracer {
         let t = &mut inv.tools[i];
         t.callbacks_done = true;
         t.last_callback = now_nanos();
-        if result_json.is_some() || token != 0 {
-            t.seen_result = result_json;
-            t.seen_token = token;
+        if held != 0 {
+            t.seen_result = None;
+            t.seen_token = held;
         }
     }
 
-    /// Tokens of held results (`after_tool_held`) that the end of the
+    /// Tokens of held results (`after_tool`) that the end of the
     /// invocation will need: their spans got no function response event.
     pub fn seen_wanted(&self, inv_id: &str) -> Vec<u32> {
         let Some(inv) = self.open.get(inv_id) else {

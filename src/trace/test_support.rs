@@ -4,6 +4,7 @@
 use super::model::Tracer;
 use super::sink::SpanSink;
 use super::span::SpanData;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -43,4 +44,20 @@ pub fn text(s: &SpanData, key: &str) -> Option<String> {
     s.attribute(key)
         .and_then(|v| v.as_string())
         .map(|c| c.into_owned())
+}
+
+/// afterToolCallback saw `result_json`: held on the JavaScript side, then
+/// supplied as the plugin does when the invocation ends.
+pub fn after_tool_seeing(
+    t: &mut Tracer,
+    inv_id: &str,
+    agent: Option<&str>,
+    tool: &str,
+    call_id: Option<&str>,
+    result_json: &str,
+) {
+    static NEXT: AtomicU32 = AtomicU32::new(1);
+    let token = NEXT.fetch_add(1, Ordering::Relaxed);
+    t.after_tool(inv_id, agent, tool, call_id, token);
+    t.supply_seen(inv_id, token, result_json.into());
 }

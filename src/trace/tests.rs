@@ -83,7 +83,7 @@ fn single_agent_with_a_tool() {
         },
     );
     t.before_tool("i1", Some("a"), "f", Some("c1"), Some("{}".into()));
-    t.after_tool("i1", Some("a"), "f", Some("c1"));
+    t.after_tool("i1", Some("a"), "f", Some("c1"), 0);
     t.on_event("i1", response("c1", "f", r#"{"ok":1}"#));
     t.finish("i1", false);
     let spans = sink.spans();
@@ -189,9 +189,9 @@ fn tool_error_then_retry_response_and_duplicate_ids() {
     start(&mut t, "i1", vec![agent("a", None, false)]);
     t.before_tool("i1", Some("a"), "f", Some("c1"), None);
     t.tool_error("i1", Some("a"), "f", Some("c1"), "Error", "boom");
-    t.after_tool("i1", Some("a"), "f", Some("c1"));
+    t.after_tool("i1", Some("a"), "f", Some("c1"), 0);
     t.before_tool("i1", Some("a"), "f", Some("c1"), None); // duplicate id
-    t.after_tool("i1", Some("a"), "f", Some("c1"));
+    t.after_tool("i1", Some("a"), "f", Some("c1"), 0);
     let retry = r#"{"response_type":"ERROR_HANDLED_BY_REFLECT_AND_RETRY_PLUGIN","error_type":"Error","error_details":"boom","retry_count":1,"reflection_guidance":"The call to tool `f` failed."}"#;
     t.on_event("i1", response("c1", "f", retry));
     t.on_event("i1", response("c1", "f", r#"{"r":2}"#));
@@ -261,7 +261,7 @@ fn cap_finishes_the_oldest_and_late_callbacks_are_ignored() {
         spans[0].attribute(INTERRUPTED),
         Some(AttributeValue::Bool(true))
     ));
-    t.after_tool("i0", None, "f", None);
+    t.after_tool("i0", None, "f", None, 0);
     assert_eq!(t.open_count(), 2);
     t.stop();
     assert_eq!(t.open_count(), 0);
@@ -405,7 +405,7 @@ fn a_tool_whose_callbacks_threw_ends_with_its_agents_error_event() {
     start(&mut t, "i1", vec![agent("a", None, false)]);
     t.before_tool("i1", Some("a"), "f", Some("c1"), None);
     t.before_tool("i1", Some("a"), "g", Some("c2"), None);
-    t.after_tool("i1", Some("a"), "g", Some("c2")); // completed, response lost
+    t.after_tool("i1", Some("a"), "g", Some("c2"), 0); // completed, response lost
     t.on_event("i1", error_event("b", "UNKNOWN_ERROR", "other agent")); // not a's
     assert!(sink.spans().is_empty());
     t.on_event(

@@ -523,7 +523,7 @@ impl NativeTracer {
         call_id: Option<JsString<'_>>,
         seen_token: Option<u32>,
     ) -> Result<()> {
-        self.tracer.after_tool_held(
+        self.tracer.after_tool(
             &key(&invocation_id)?,
             key_opt(&agent)?.as_deref(),
             &key(&tool)?,
