@@ -32,16 +32,6 @@ fn started(agents: &[(&str, Option<&str>, bool)], capture: bool) -> (Tracer, Arc
     (t, sink)
 }
 
-fn streamed(finish: Option<&str>, usage: [Option<i64>; 5], content: Option<&str>) -> ModelResponse {
-    ModelResponse {
-        finish_reason: finish.map(Into::into),
-        usage,
-        content_json: content.map(Into::into),
-        streamed: true,
-        ..Default::default()
-    }
-}
-
 fn event(author: &str, responses: &[(&str, &str, &str)]) -> EventInfo {
     EventInfo {
         author: Some(author.into()),
@@ -75,7 +65,7 @@ fn a_split_streamed_turn_is_one_chat_span_ending_at_its_last_response() {
     t.after_model(
         "i1",
         Some("a"),
-        streamed(
+        streamed_response(
             None,
             [Some(10), Some(8), Some(18), None, Some(4)],
             Some(r#"{"role":"model","parts":[{"text":"Let me check."}]}"#),
@@ -86,7 +76,7 @@ fn a_split_streamed_turn_is_one_chat_span_ending_at_its_last_response() {
     t.after_model(
         "i1",
         Some("a"),
-        streamed(
+        streamed_response(
             None,
             [Some(10), Some(8), Some(18), None, Some(4)],
             Some(r#"{"role":"model","parts":[{"functionCall":{"name":"f","args":{},"id":"c1"}}]}"#),
@@ -99,7 +89,7 @@ fn a_split_streamed_turn_is_one_chat_span_ending_at_its_last_response() {
     t.after_model(
         "i1",
         Some("a"),
-        streamed(
+        streamed_response(
             Some("STOP"),
             [Some(10), Some(9), Some(19), None, None],
             None,
@@ -141,17 +131,21 @@ fn streamed_calls_end_with_a_model_error_the_agent_or_the_run() {
     t.after_model(
         "i1",
         Some("b"),
-        streamed(None, [None; 5], Some(r#"{"parts":[{"text":"x"}]}"#)),
+        streamed_response(None, [None; 5], Some(r#"{"parts":[{"text":"x"}]}"#)),
     );
     t.model_error("i1", Some("b"), "Error", "stream broke");
     t.before_model("i1", Some("b"), ModelRequest::default());
-    t.after_model("i1", Some("b"), streamed(Some("STOP"), [None; 5], None));
+    t.after_model(
+        "i1",
+        Some("b"),
+        streamed_response(Some("STOP"), [None; 5], None),
+    );
     t.after_agent("i1", Some("b"));
     t.before_model("i1", Some("a"), ModelRequest::default());
     t.after_model(
         "i1",
         Some("a"),
-        streamed(None, [None; 5], Some(r#"{"parts":[{"text":"y"}]}"#)),
+        streamed_response(None, [None; 5], Some(r#"{"parts":[{"text":"y"}]}"#)),
     );
     t.finish("i1", true);
     let spans = sink.spans();
@@ -189,7 +183,7 @@ fn a_streamed_call_the_model_finished_is_complete_in_an_interrupted_run() {
     t.after_model(
         "i1",
         Some("a"),
-        streamed(
+        streamed_response(
             Some("STOP"),
             [None; 5],
             Some(r#"{"parts":[{"text":"done"}]}"#),

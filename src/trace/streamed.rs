@@ -209,6 +209,7 @@ pub fn merge_contents(mut contents: Vec<String>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::test_support::streamed_response as resp;
     use serde_json::{json, Value};
 
     #[test]
@@ -232,16 +233,6 @@ mod tests {
         assert_eq!(merge_contents(vec![]), None);
         let merged = merge_contents(vec!["not json".into(), r#"{"parts":[1]}"#.into()]).unwrap();
         assert_eq!(merged, r#"{"parts":[1]}"#);
-    }
-
-    fn resp(finish: Option<&str>, usage: [Option<i64>; 5], content: Option<&str>) -> ModelResponse {
-        ModelResponse {
-            finish_reason: finish.map(Into::into),
-            usage,
-            content_json: content.map(Into::into),
-            streamed: true,
-            ..Default::default()
-        }
     }
 
     #[test]

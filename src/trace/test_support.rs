@@ -1,6 +1,7 @@
 //! What the span model's test files share: a sink that keeps the ended spans
 //! (the exporters live above this module) and span lookups.
 
+use super::inputs::ModelResponse;
 use super::model::Tracer;
 use super::sink::SpanSink;
 use super::span::SpanData;
@@ -60,4 +61,19 @@ pub fn after_tool_seeing(
     let token = NEXT.fetch_add(1, Ordering::Relaxed);
     t.after_tool(inv_id, agent, tool, call_id, token);
     t.supply_seen(inv_id, token, result_json.into());
+}
+
+/// A non-partial response of a streamed model call.
+pub fn streamed_response(
+    finish: Option<&str>,
+    usage: [Option<i64>; 5],
+    content: Option<&str>,
+) -> ModelResponse {
+    ModelResponse {
+        finish_reason: finish.map(Into::into),
+        usage,
+        content_json: content.map(Into::into),
+        streamed: true,
+        ..Default::default()
+    }
 }
