@@ -16,3 +16,15 @@ test('a string system instruction is captured exactly', async () => {
   assert.equal(parts[0].type, 'text')
   assert.ok(parts[0].content.includes(TRICKY), JSON.stringify(parts[0].content))
 })
+
+test('a lone surrogate in the conversation costs one character, not the messages', async () => {
+  // JSON.stringify writes an unpaired surrogate as an escape (\ud800); the
+  // span shows U+FFFD there and keeps every message and part around it.
+  const { tracing, runner } = traced(agent('lone', ['answer \uDC00 here']))
+  await runOnce(runner, 'ask \uD800 this')
+  const chat = tracing.getFinishedSpans().find((s) => s.attributes['gen_ai.operation.name'] === 'chat')
+  const input = JSON.parse(chat.attributes['gen_ai.input.messages'])
+  assert.deepEqual(input, [{ role: 'user', parts: [{ type: 'text', content: 'ask \uFFFD this' }] }])
+  const output = JSON.parse(chat.attributes['gen_ai.output.messages'])
+  assert.deepEqual(output[0].parts, [{ type: 'text', content: 'answer \uFFFD here' }])
+})

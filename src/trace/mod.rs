@@ -4,7 +4,7 @@
 pub mod agents;
 pub mod attributes;
 pub mod genai;
-mod genai_fast;
+mod genai_render;
 pub mod history;
 pub mod ids;
 pub mod inputs;
@@ -19,6 +19,8 @@ pub mod streamed;
 
 #[cfg(test)]
 mod capture_tests;
+#[cfg(test)]
+mod genai_reference;
 #[cfg(test)]
 mod links_tests;
 #[cfg(test)]

@@ -1,14 +1,15 @@
-//! The fast path of `genai::render_messages`: reads the captured JSON once
-//! with borrowed fields (no `serde_json::Value` tree, no maps built and
-//! hashed) and writes the GenAI JSON straight into one buffer; tool
-//! arguments, tool results and parameter schemas are copied as they are.
+//! GenAI message JSON from the JSON of ADK objects captured on the
+//! JavaScript thread (`JSON.stringify` output): reads it once with borrowed
+//! fields (no `serde_json::Value` tree, no maps built and hashed) and writes
+//! the GenAI JSON straight into one buffer; tool arguments, tool results and
+//! parameter schemas are copied as they are, so they keep JavaScript's own
+//! number and escape forms.
 //!
-//! It gives up (`None`) on anything where that copy or its own reading
-//! could differ from the reference (`render_messages` through `Value`):
-//! whitespace or non-canonical numbers or escapes inside a copied value,
-//! `\uD8xx` surrogate escapes anywhere, duplicate keys, invalid JSON. The
-//! caller then renders through the reference, so the output is the same
-//! byte for byte either way (tests compare them).
+//! It always renders: a lone surrogate escape (JavaScript writes `\ud800`
+//! for an unpaired one) is read as U+FFFD, as span names and attribute
+//! texts show it, and a copied value keeps its escape; text it cannot read
+//! (which `JSON.stringify` never makes) renders as `null` would. The tests
+//! hold it to the plain reference rendering (`genai_reference`).
 
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -320,14 +321,64 @@ struct DeclarationIn<'a> {
     parameters_json_schema: Field<'a>,
 }
 
-/// The shape's JSON, or `None` when the reference must render it.
-pub fn render(raw: &[u8], shape: &MessageShape) -> Option<String> {
-    let text = std::str::from_utf8(raw).ok()?;
-    // Lone surrogate escapes make the reference give up on the whole value.
-    if text.contains("\\ud") || text.contains("\\uD") {
-        return None;
+/// The shape's JSON.
+pub fn render(raw: &[u8], shape: &MessageShape) -> String {
+    let text = String::from_utf8_lossy(raw);
+    let text = readable_surrogates(&text);
+    render_text(&text, shape)
+        .or_else(|| render_text("null", shape))
+        .unwrap_or_else(|| "[]".into())
+}
+
+/// `text` with each lone surrogate escape (`\ud800`, not part of a pair)
+/// replaced by `\ufffd`, which serde_json reads; borrowed when it has none.
+fn readable_surrogates(text: &str) -> Cow<'_, str> {
+    let b = text.as_bytes();
+    let surrogate = |at: usize| -> Option<u16> {
+        let hex = b.get(at..at + 6)?;
+        if hex[0] != b'\\' || hex[1] != b'u' {
+            return None;
+        }
+        let v = u16::from_str_radix(std::str::from_utf8(&hex[2..]).ok()?, 16).ok()?;
+        (0xD800..=0xDFFF).contains(&v).then_some(v)
+    };
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        let Some(unit) = surrogate(i) else {
+            // Any other escape: skip it whole (`\\` must not start a new one).
+            i += 2;
+            continue;
+        };
+        let paired = (0xD800..0xDC00).contains(&unit)
+            && surrogate(i + 6).is_some_and(|low| (0xDC00..=0xDFFF).contains(&low));
+        if paired {
+            i += 12;
+            continue;
+        }
+        let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
+        o.push_str(&text[copied..i]);
+        o.push_str("\\ufffd");
+        i += 6;
+        copied = i;
     }
-    let mut out = Vec::with_capacity(raw.len() + 64);
+    match out {
+        Some(mut o) => {
+            o.push_str(&text[copied..]);
+            Cow::Owned(o)
+        }
+        None => Cow::Borrowed(text),
+    }
+}
+
+/// The shape's JSON, or `None` when `text` is not JSON it can read.
+fn render_text(text: &str, shape: &MessageShape) -> Option<String> {
+    let mut out = Vec::with_capacity(text.len() + 64);
     let first = text
         .trim_start()
         .as_bytes()
@@ -418,7 +469,7 @@ fn write_str_or_empty(out: &mut Vec<u8>, f: Field<'_>) -> Option<()> {
     }
 }
 
-/// A copied value as the reference writes it: `{}` for null or absent.
+/// A copied value: `{}` for null or absent.
 fn write_object_or_empty(out: &mut Vec<u8>, f: Field<'_>) -> Option<()> {
     match f.0 {
         Some(v) if kind(v) != b'n' => write_copy(out, v),
@@ -430,11 +481,7 @@ fn write_object_or_empty(out: &mut Vec<u8>, f: Field<'_>) -> Option<()> {
 }
 
 fn write_copy(out: &mut Vec<u8>, v: &RawValue) -> Option<()> {
-    let s = v.get();
-    if !canonical(s) {
-        return None;
-    }
-    out.extend_from_slice(s.as_bytes());
+    out.extend_from_slice(v.get().as_bytes());
     Some(())
 }
 
@@ -655,76 +702,11 @@ fn tool_definitions(out: &mut Vec<u8>, tools: &RawValue) -> Option<()> {
     Some(())
 }
 
-/// True when `serde_json` would write this (valid) JSON text back unchanged
-/// after reading it into a `Value`: no whitespace outside strings, only the
-/// escapes it writes itself, numbers it prints the same way.
-pub fn canonical(s: &str) -> bool {
-    let b = s.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'"' => {
-                i += 1;
-                loop {
-                    match b.get(i) {
-                        None => return false,
-                        Some(b'"') => {
-                            i += 1;
-                            break;
-                        }
-                        Some(b'\\') => match b.get(i + 1) {
-                            Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
-                            Some(b'u') if control_escape(b.get(i + 2..i + 6)) => i += 6,
-                            _ => return false,
-                        },
-                        Some(_) => i += 1,
-                    }
-                }
-            }
-            b'-' | b'0'..=b'9' => {
-                let start = i;
-                while i < b.len() && matches!(b[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
-                {
-                    i += 1;
-                }
-                if !canonical_number(&s[start..i]) {
-                    return false;
-                }
-            }
-            b' ' | b'\n' | b'\r' | b'\t' => return false,
-            _ => i += 1,
-        }
-    }
-    true
-}
-
-/// `\u00XX` for a control character serde_json writes that way (lower-case
-/// hex; not one of \b \t \n \f \r, which it writes short).
-fn control_escape(hex: Option<&[u8]>) -> bool {
-    let Some([b'0', b'0', hi @ (b'0' | b'1'), lo]) = hex else {
-        return false;
-    };
-    let lo_ok = lo.is_ascii_digit() || (b'a'..=b'f').contains(lo);
-    lo_ok && !(*hi == b'0' && matches!(lo, b'8' | b'9' | b'a' | b'c' | b'd'))
-}
-
-fn canonical_number(tok: &str) -> bool {
-    let is_int = !tok.bytes().any(|c| matches!(c, b'.' | b'e' | b'E'));
-    if is_int {
-        let digits = tok.trim_start_matches('-');
-        return digits.len() <= 18 && tok != "-0";
-    }
-    // Floats: only when serde_json prints back exactly this text.
-    serde_json::from_str::<serde_json::Value>(tok)
-        .ok()
-        .and_then(|v| serde_json::to_string(&v).ok())
-        .is_some_and(|back| back == tok)
-}
-
 #[cfg(test)]
 mod tests {
-    use super::super::genai::render_messages;
+    use super::super::genai_reference::{canonical, render_messages};
     use super::*;
+    use serde_json::Value;
 
     fn shapes() -> Vec<MessageShape> {
         vec![
@@ -738,22 +720,13 @@ mod tests {
         ]
     }
 
-    /// Same bytes as the reference, whichever path renders.
-    fn same(raw: &str) -> bool {
-        let mut fast_used = false;
-        for shape in shapes() {
-            let reference = render_messages(raw.as_bytes(), &shape);
-            if let Some(fast) = render(raw.as_bytes(), &shape) {
-                fast_used = true;
-                assert_eq!(fast, reference, "{shape:?} of {raw}");
-            }
-        }
-        fast_used
+    fn value(json: &str) -> Value {
+        serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {json}"))
     }
 
     #[test]
-    fn matches_the_reference_on_every_shape() {
-        let fast = [
+    fn matches_the_reference_byte_for_byte_on_javascript_json() {
+        let inputs = [
             r#"[{"role":"user","parts":[{"text":"hi \"there\"\n\u0001é"},{"inlineData":{"mimeType":"image/png","data":"AAA"}}]},{"role":"model","parts":[{"functionCall":{"name":"f","args":{"a":1,"b":[1.5,-2,"x"],"c":null},"id":"c1"}},{"text":"t","thought":true},{"executableCode":{}}]},{"parts":[{"functionResponse":{"name":"f"}}]}]"#,
             r#"{"role":"model","parts":[{"functionCall":{}}]}"#,
             r#"{"role":7,"parts":{"x":1}}"#,
@@ -772,53 +745,96 @@ mod tests {
             r#"{"role":"model","parts":[{"functionCall":{"args":"just a string"}},{"functionResponse":{"response":[]}}],"extra":{"deep":[[[{}]]]}}"#,
             r#"[{"role":"user","parts":[{"functionResponse":{"id":"x","name":"f","response":{"big":12345678901234567,"f":0.25,"s":"\u001f\\/"}}}]}]"#,
         ];
-        for raw in fast {
-            assert!(same(raw), "the fast path rendered nothing for {raw}");
+        for raw in inputs {
+            assert!(canonical(raw), "{raw}");
+            for shape in shapes() {
+                let reference = render_messages(raw.as_bytes(), &shape);
+                assert_eq!(
+                    render(raw.as_bytes(), &shape),
+                    reference,
+                    "{shape:?} of {raw}"
+                );
+            }
         }
     }
 
     #[test]
-    fn gives_way_to_the_reference_where_a_copy_could_differ() {
-        let slow = [
-            // whitespace, a long integer, exponents, non-canonical escapes
+    fn copies_values_as_javascript_wrote_them() {
+        // Whitespace, long integers, exponents and other escapes (none of
+        // which JSON.stringify writes, but JSON all the same) are copied as
+        // they are: the same values as the reference's, in their own form.
+        let inputs = [
             r#"[{"role":"user","parts":[{"functionCall":{"args":{"a": 1}}}]}]"#,
-            r#"[{"parts":[{"functionCall":{"args":{"a":123456789012345678901}}}]}]"#,
+            r#"[{"parts":[{"functionCall":{"args":{"a":12345678901234567890}}}]}]"#,
             r#"[{"parts":[{"functionCall":{"args":{"a":1e+21}}}]}]"#,
             r#"[{"parts":[{"functionCall":{"args":{"a":0.0000012345}}}]}]"#,
             r#"[{"parts":[{"functionCall":{"args":{"a":"\/\u00e9\u000A\u0008"}}}]}]"#,
             r#"[{"parts":[{"functionCall":{"args":{"a":-0}}}]}]"#,
-            // lone surrogates, duplicate keys, invalid JSON
-            r#"[{"role":"user","parts":[{"text":"\ud800"}]}]"#,
-            r#"[{"role":"user","role":"model","parts":[]}]"#,
-            r#"[{"role":"user""#,
-            "not json",
         ];
-        for raw in slow {
+        for raw in inputs {
             for shape in shapes() {
                 let reference = render_messages(raw.as_bytes(), &shape);
-                if let Some(fast) = render(raw.as_bytes(), &shape) {
-                    assert_eq!(fast, reference, "{shape:?} of {raw}");
-                }
+                let out = render(raw.as_bytes(), &shape);
+                assert_eq!(value(&out), value(&reference), "{shape:?} of {raw}");
             }
         }
-        assert!(render(
-            br#"[{"parts":[{"functionCall":{"args":{"a": 1}}}]}]"#,
-            &MessageShape::InputList
-        )
-        .is_none());
-        assert!(render(b"not json", &MessageShape::InputList).is_none());
+        let out = render(
+            br#"[{"parts":[{"functionCall":{"args":{"a":1e+21,"b": [ 2 ]}}}]}]"#,
+            &MessageShape::InputList,
+        );
+        assert_eq!(
+            out,
+            r#"[{"role":"","parts":[{"type":"tool_call","id":"","name":"","arguments":{"a":1e+21,"b": [ 2 ]}}]}]"#
+        );
     }
 
     #[test]
-    fn canonical_text() {
-        assert!(canonical(
-            r#"{"a":[1,-2,1.5,"x\n\u001f"],"b":null,"c":true}"#
-        ));
-        assert!(!canonical(r#"{"a" :1}"#));
-        assert!(!canonical(r#"{"a":"\u00e9"}"#));
-        assert!(!canonical(r#"{"a":"\u001F"}"#));
-        assert!(!canonical(r#"{"a":"\u000a"}"#));
-        assert!(!canonical(r#"{"a":1234567890123456789}"#));
+    fn lone_surrogates_lose_one_character_not_the_messages() {
+        // JSON.stringify writes an unpaired surrogate as an escape; the
+        // reference cannot read it and renders nothing at all.
+        let raw = r#"[{"role":"user","parts":[{"text":"a\ud800b"},{"functionCall":{"id":"c\udc00","name":"f","args":{"k":"\udbff"}}}]},{"role":"model","parts":[{"text":"\ud83d\ude00 ok \\ud800"}]}]"#;
+        assert_eq!(
+            render_messages(raw.as_bytes(), &MessageShape::InputList),
+            "[]"
+        );
+        let out = render(raw.as_bytes(), &MessageShape::InputList);
+        assert_eq!(
+            value(&out),
+            serde_json::json!([
+                {"role":"user","parts":[
+                    {"type":"text","content":"a\u{FFFD}b"},
+                    {"type":"tool_call","id":"c\u{FFFD}","name":"f","arguments":{"k":"\u{FFFD}"}}]},
+                {"role":"assistant","parts":[{"type":"text","content":"\u{1F600} ok \\ud800"}]}
+            ])
+        );
+        let out = render(
+            br#"{"parts":[{"text":"x\uDBFF"}]}"#,
+            &MessageShape::OutputOne {
+                finish_reason: "stop".into(),
+            },
+        );
+        assert_eq!(
+            out,
+            "[{\"role\":\"assistant\",\"parts\":[{\"type\":\"text\",\"content\":\"x\u{FFFD}\"}],\"finish_reason\":\"stop\"}]"
+        );
+        assert_eq!(
+            render(br#""be \udfff nice""#, &MessageShape::SystemInstructions),
+            "[{\"type\":\"text\",\"content\":\"be \u{FFFD} nice\"}]"
+        );
+    }
+
+    #[test]
+    fn unreadable_text_renders_as_null_does() {
+        for raw in [&b"not json"[..], br#"[{"role":"user""#, b"\xff\xfe"] {
+            for shape in shapes() {
+                assert_eq!(render(raw, &shape), render(b"null", &shape), "{shape:?}");
+                assert_eq!(
+                    render(raw, &shape),
+                    render_messages(raw, &shape),
+                    "{shape:?}"
+                );
+            }
+        }
     }
 
     #[test]
@@ -828,11 +844,7 @@ mod tests {
         for _ in 0..5 {
             let t = std::time::Instant::now();
             let r = render(&h, &MessageShape::InputList);
-            println!(
-                "fast: {:?} in {:?}",
-                r.as_ref().map(|s| s.len()),
-                t.elapsed()
-            );
+            println!("render: {} in {:?}", r.len(), t.elapsed());
         }
         let t = std::time::Instant::now();
         println!(
@@ -845,6 +857,6 @@ mod tests {
         println!("rawvalue parse {} in {:?}", v.len(), t.elapsed());
         let t = std::time::Instant::now();
         let r = render_messages(&h, &MessageShape::InputList);
-        println!("ref: {:?} in {:?}", r.len(), t.elapsed());
+        println!("reference: {} in {:?}", r.len(), t.elapsed());
     }
 }
