@@ -1,7 +1,7 @@
 //! Attribute rules that need more than the span model's state: generation
 //! config, tool outcomes (retry-aware) and deferred message JSON.
 
-use super::genai::{DeferredMessages, MessageShape};
+use super::genai::{parse_lenient, DeferredMessages, MessageShape};
 use super::open_span::{OpenSpan, ToolSpan};
 use super::retry_outcome::{retry_details, RetryDetails, RESPONSE_TYPE};
 use super::span::AttributeValue;
@@ -75,7 +75,7 @@ pub fn apply_tool_outcome(
     // Parsing a big tool result on the JavaScript thread only to find it is
     // not a retry response would cost milliseconds: look for the marker first.
     let parsed: Value = if response_json.contains(RESPONSE_TYPE) {
-        serde_json::from_str(&response_json).unwrap_or(Value::Null)
+        parse_lenient(&response_json).unwrap_or(Value::Null)
     } else {
         Value::Null
     };

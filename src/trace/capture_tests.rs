@@ -279,6 +279,22 @@ fn a_retry_response_seen_by_after_tool_makes_the_span_error() {
 }
 
 #[test]
+fn a_retry_response_with_a_lone_surrogate_is_still_read() {
+    // JSON.stringify writes an unpaired surrogate of the tool's error
+    // message as \udc00, which serde_json alone refuses.
+    let (mut t, sink) = started(&[("a", None, false)], true);
+    t.before_tool("i1", Some("a"), "f", Some("c1"), None);
+    let retry = r#"{"response_type":"ERROR_HANDLED_BY_REFLECT_AND_RETRY_PLUGIN","error_type":"ValueError","error_details":"no\udc00pe","retry_count":2,"reflection_guidance":"The call to tool `f` failed."}"#;
+    after_tool_seeing(&mut t, "i1", Some("a"), "f", Some("c1"), retry);
+    t.finish("i1", false);
+    let spans = sink.spans();
+    let tool = named(&spans, "execute_tool f")[0];
+    assert_eq!(tool.status.code, StatusCode::Error);
+    assert_eq!(tool.status.message.as_deref(), Some("no\u{FFFD}pe"));
+    assert_eq!(int(tool, "adk.retry.count"), Some(2));
+}
+
+#[test]
 fn held_results_are_wanted_only_for_spans_no_event_ended() {
     let (mut t, sink) = started(&[("a", None, false)], true);
     for id in ["c1", "c2", "c3"] {

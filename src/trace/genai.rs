@@ -29,6 +29,12 @@ impl DeferredValue for DeferredMessages {
     }
 }
 
+/// A JSON value from JavaScript's JSON text (lone surrogate escapes read
+/// as U+FFFD, which serde_json would refuse); `None` when it is not JSON.
+pub fn parse_lenient(text: &str) -> Option<serde_json::Value> {
+    serde_json::from_str(&super::genai_render::readable_surrogates(text)).ok()
+}
+
 pub(crate) fn render_fresh(raw: &[u8], shape: &MessageShape) -> String {
     super::genai_render::render(raw, shape)
 }

@@ -332,7 +332,7 @@ pub fn render(raw: &[u8], shape: &MessageShape) -> String {
 
 /// `text` with each lone surrogate escape (`\ud800`, not part of a pair)
 /// replaced by `\ufffd`, which serde_json reads; borrowed when it has none.
-fn readable_surrogates(text: &str) -> Cow<'_, str> {
+pub(crate) fn readable_surrogates(text: &str) -> Cow<'_, str> {
     let b = text.as_bytes();
     let surrogate = |at: usize| -> Option<u16> {
         let hex = b.get(at..at + 6)?;

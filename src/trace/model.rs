@@ -4,7 +4,7 @@
 
 use super::agents::ensure_agent_in;
 use super::attributes::{apply_tool_outcome, config_attributes, deferred};
-use super::genai::MessageShape;
+use super::genai::{parse_lenient, MessageShape};
 use super::history::{DeferredHistory, Histories};
 use super::ids::IdGen;
 pub use super::inputs::*;
@@ -356,7 +356,7 @@ impl Tracer {
             span.set_str("gen_ai.agent.name", display(&key), limit);
         }
         if let Some(cfg) = req.config_json.as_deref() {
-            if let Ok(cfg) = serde_json::from_str::<serde_json::Value>(cfg) {
+            if let Some(cfg) = parse_lenient(cfg) {
                 config_attributes(&mut span, &cfg);
             }
         }
