@@ -23,9 +23,11 @@ export declare class NativeTracer {
    * root agent's tree as flat 5-tuples
    * (name, parent, description, model, sequential ? '1' : '').
    * `parent_trace_id`, `parent_span_id` (hex) and `parent_sampled`: the
-   * application's span the run's root is a child of (joinActiveTrace).
+   * application's span the run's root is a child of (joinActiveTrace);
+   * `parent_is_remote` and `parent_trace_state`: that span context's
+   * `isRemote` and serialised `traceState`.
    */
-  startInvocation(invocationId: string, sessionId: string | undefined | null, appName: string | undefined | null, userId: string | undefined | null, rootName: string | undefined | null, rootDescription: string | undefined | null, tree: number, agents: Array<string> | undefined | null, userContentJson: string | undefined | null, capture: boolean, vertex: boolean, parentTraceId?: string | undefined | null, parentSpanId?: string | undefined | null, parentSampled?: boolean | undefined | null): void
+  startInvocation(invocationId: string, sessionId: string | undefined | null, appName: string | undefined | null, userId: string | undefined | null, rootName: string | undefined | null, rootDescription: string | undefined | null, tree: number, agents: Array<string> | undefined | null, userContentJson: string | undefined | null, capture: boolean, vertex: boolean, parentTraceId?: string | undefined | null, parentSpanId?: string | undefined | null, parentSampled?: boolean | undefined | null, parentIsRemote?: boolean | undefined | null, parentTraceState?: string | undefined | null): void
   /**
    * Makes a run just started by this package's AgentTool a child of the
    * call that started it (`parent_invocation_id`, function call id, tool

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { after, before, describe, test } from 'node:test'
-import { context, trace } from '@opentelemetry/api'
+import { context, createTraceState, trace } from '@opentelemetry/api'
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import { AlwaysOffSampler, BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { LlmAgent } from '@google/adk'
@@ -16,6 +16,7 @@ import { AgentTool, TracingPlugin } from '../index.js'
 import { ScriptedLlm } from './helpers/scripted_llm.mjs'
 import { addTool, agent, newSession, request, rootOf, traced } from './helpers/tracing_helpers.mjs'
 import { call } from './helpers/scripted_llm.mjs'
+import { startReceiver } from './helpers/otlp_receiver.mjs'
 
 const manager = new AsyncLocalStorageContextManager()
 before(() => {
@@ -101,6 +102,44 @@ describe('joinActiveTrace', () => {
     assert.equal(roots[2].parentSpanId, undefined)
     assert.notEqual(roots[2].traceId, parent.traceId)
     assert.equal(tracing.traceIdOf(outside), roots[2].traceId)
+  })
+
+  test('a parent propagated from another process: the root says so on the wire, every span carries its tracestate', async () => {
+    // What an instrumented HTTP server makes of an incoming traceparent and
+    // tracestate: a remote span context, active while the request is handled.
+    const rx = await startReceiver()
+    try {
+      const remote = {
+        traceId: '0af7651916cd43dd8448eb211c80319c',
+        spanId: 'b7ad6b7169203331',
+        traceFlags: 1,
+        isRemote: true,
+        traceState: createTraceState('vendor=abc,other=1'),
+      }
+      const { tracing, runner } = weatherRun({ exporter: 'otlp', endpoint: rx.endpoint })
+      const session = await newSession(runner)
+      await context.with(trace.setSpanContext(context.active(), remote), () => drain(runner, request(session, 'add 1 and 2')))
+      const local = await runInside(service().tracer, runner)
+      await tracing.forceFlush()
+      const spans = rx.spans
+      const joined = spans.filter((s) => s.traceId === remote.traceId)
+      const inside = spans.filter((s) => s.traceId === local.parent.traceId)
+      assert.ok(joined.length >= 5 && inside.length >= 3, `${joined.length} / ${inside.length} of ${spans.length}`)
+      assert.equal(joined.length + inside.length, spans.length)
+      for (const s of joined) assert.equal(s.traceState, 'vendor=abc,other=1', s.name)
+      for (const s of inside) assert.ok(!s.traceState, s.name)
+      // SpanFlags: sampled | CONTEXT_HAS_IS_REMOTE, plus CONTEXT_IS_REMOTE on
+      // the root under the propagated parent only.
+      const root = joined.find((s) => s.parentSpanId === remote.spanId)
+      assert.equal(root?.name, 'invoke_agent root')
+      assert.equal(root.flags, 0x301)
+      for (const s of joined) if (s !== root) assert.equal(s.flags, 0x101, s.name)
+      const localRoot = inside.find((s) => s.parentSpanId === local.parent.spanId)
+      assert.equal(localRoot.flags, 0x101, 'a parent span of this process is local')
+      await tracing.shutdown()
+    } finally {
+      await rx.stop()
+    }
   })
 
   test('a parent that is not sampled: no span is recorded, the trace id is still known', async () => {

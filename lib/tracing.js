@@ -286,6 +286,18 @@ function toolsJson(config) {
 
 const NO_USAGE = Object.freeze({})
 
+/** The W3C text of a span context's `traceState` (an object with
+ * `serialize()` in @opentelemetry/api); undefined when it has none. */
+function traceStateText(spanContext) {
+  try {
+    const state = spanContext.traceState
+    const text = typeof state?.serialize === 'function' ? state.serialize() : undefined
+    return typeof text === 'string' && text !== '' ? text : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /** Today's capture of every request in full (the differential test's reference). */
 function envFullCapture() {
   return process.env.ADK_NATIVE_TRACING_FULL_CAPTURE === '1'
@@ -442,6 +454,8 @@ class TracingPlugin {
       parent?.traceId,
       parent?.spanId,
       parent === undefined ? undefined : (parent.traceFlags & 1) === 1,
+      parent?.isRemote === true,
+      parent === undefined ? undefined : traceStateText(parent),
     )
     if (caller !== undefined) {
       this._linked = true

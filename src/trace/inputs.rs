@@ -56,12 +56,17 @@ pub struct RunStart {
 }
 
 /// A parent span from outside this tracer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RemoteParent {
     pub trace_id: [u8; 16],
     pub span_id: [u8; 8],
     /// Off: none of the run's spans is handed to the sink.
     pub sampled: bool,
+    /// The parent's span context was propagated from another process
+    /// (OpenTelemetry's `isRemote`), not a span of this one.
+    pub is_remote: bool,
+    /// The parent's W3C tracestate, carried by every span of the trace.
+    pub trace_state: Option<std::sync::Arc<str>>,
 }
 
 /// A model request, as read on the JavaScript thread.

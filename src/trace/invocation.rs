@@ -18,6 +18,11 @@ pub struct Invocation {
     pub sampled: bool,
     /// The root's parent is a span from outside (`Tracer::join`).
     pub joined: bool,
+    /// The joined parent came from another process.
+    pub parent_is_remote: bool,
+    /// The joined parent's tracestate, registered with the tracer for
+    /// every span of this trace (`Tracer::trace_states`).
+    pub trace_state: Option<std::sync::Arc<str>>,
     pub capture: bool,
     pub provider: &'static str,
     pub limit: Option<usize>,

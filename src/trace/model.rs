@@ -35,6 +35,9 @@ pub struct Tracer {
     /// Trace ids of open invocations whose remote parent is not sampled,
     /// with how many such invocations: their spans are not handed over.
     unsampled: HashMap<[u8; 16], u32>,
+    /// The tracestate of traces open runs joined, with how many such runs:
+    /// every span of those traces carries it.
+    trace_states: HashMap<[u8; 16], (Arc<str>, u32)>,
     max_open: usize,
     stopped: bool,
     ended_spans: u64,
@@ -81,6 +84,7 @@ impl Tracer {
             finished: HashMap::new(),
             finished_order: VecDeque::new(),
             unsampled: HashMap::new(),
+            trace_states: HashMap::new(),
             max_open: max_open.max(1),
             stopped: false,
             ended_spans: 0,
@@ -111,9 +115,14 @@ impl Tracer {
         self.stopped = true;
     }
 
-    fn emit(&mut self, span: SpanData) {
+    fn emit(&mut self, mut span: SpanData) {
         if !self.unsampled.is_empty() && self.unsampled.contains_key(&span.trace_id) {
             return;
+        }
+        if !self.trace_states.is_empty() {
+            if let Some((state, _)) = self.trace_states.get(&span.trace_id) {
+                span.trace_state = Some(state.clone());
+            }
         }
         self.ended_spans += 1;
         self.sink.on_end(span);
@@ -193,8 +202,27 @@ impl Tracer {
         inv.root.parent = Some(parent.span_id);
         inv.sampled = parent.sampled;
         inv.joined = true;
+        inv.parent_is_remote = parent.is_remote;
+        let state = parent.trace_state.filter(|s| !s.is_empty());
+        inv.trace_state.clone_from(&state);
         if !parent.sampled {
             self.note_unsampled(parent.trace_id);
+        }
+        if let Some(state) = state {
+            self.trace_states
+                .entry(parent.trace_id)
+                .or_insert((state, 0))
+                .1 += 1;
+        }
+    }
+
+    /// A run that registered the tracestate of `trace_id` ended or left it.
+    fn forget_trace_state(&mut self, trace_id: [u8; 16]) {
+        if let Some((_, n)) = self.trace_states.get_mut(&trace_id) {
+            *n -= 1;
+            if *n == 0 {
+                self.trace_states.remove(&trace_id);
+            }
         }
     }
 
@@ -241,6 +269,8 @@ impl Tracer {
             trace_id: self.ids.trace_id(),
             sampled: true,
             joined: false,
+            parent_is_remote: false,
+            trace_state: None,
             capture: settings.capture,
             provider: if settings.vertex {
                 "vertex_ai"
@@ -753,9 +783,13 @@ impl Tracer {
         }
         let mut d = inv.root.finish(trace_id, now);
         d.remote_parent = inv.joined;
+        d.parent_is_remote = inv.joined && inv.parent_is_remote;
         self.emit(d);
         if !inv.sampled {
             self.forget_unsampled(trace_id);
+        }
+        if inv.trace_state.is_some() {
+            self.forget_trace_state(trace_id);
         }
     }
 

@@ -62,6 +62,8 @@ impl OpenSpan {
             attributes: self.attrs,
             status: self.status,
             remote_parent: false,
+            parent_is_remote: false,
+            trace_state: None,
         }
     }
 }

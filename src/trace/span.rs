@@ -71,6 +71,10 @@ pub struct SpanData {
     /// span a run joined): the top of what this tracer records of the
     /// trace, like a root.
     pub remote_parent: bool,
+    /// That parent came from another process (OTLP span flag IS_REMOTE).
+    pub parent_is_remote: bool,
+    /// The W3C tracestate of the trace this span joined, if any.
+    pub trace_state: Option<Arc<str>>,
 }
 
 impl SpanData {

@@ -31,12 +31,14 @@ const PARENT: RemoteParent = RemoteParent {
     trace_id: [7; 16],
     span_id: [9; 8],
     sampled: true,
+    is_remote: false,
+    trace_state: None,
 };
 
 #[test]
 fn a_run_with_a_remote_parent_is_its_child_in_its_trace() {
     let (mut t, sink) = tracer();
-    start(&mut t, "inv", Some(PARENT));
+    start(&mut t, "inv", Some(PARENT.clone()));
     run(&mut t, "inv");
     let spans = sink.spans();
     assert_eq!(spans.len(), 3, "root, agent, chat");
@@ -67,12 +69,12 @@ fn the_second_start_of_a_run_joins_when_the_first_did_not() {
     let (mut t, sink) = tracer();
     start(&mut t, "inv", None);
     let first = t.trace_id_of("inv");
-    start(&mut t, "inv", Some(PARENT));
+    start(&mut t, "inv", Some(PARENT.clone()));
     assert_ne!(first, Some(PARENT.trace_id));
     // A different parent later changes nothing: the first one won.
     let other = RemoteParent {
         trace_id: [1; 16],
-        ..PARENT
+        ..PARENT.clone()
     };
     start(&mut t, "inv", Some(other));
     run(&mut t, "inv");
@@ -84,7 +86,7 @@ fn an_unsampled_parent_keeps_the_runs_spans_from_the_sink() {
     let (mut t, sink) = tracer();
     let unsampled = RemoteParent {
         sampled: false,
-        ..PARENT
+        ..PARENT.clone()
     };
     start(&mut t, "quiet", Some(unsampled));
     start(&mut t, "loud", None);
@@ -95,7 +97,7 @@ fn an_unsampled_parent_keeps_the_runs_spans_from_the_sink() {
     assert_eq!(spans.len(), 3, "only the sampled run's spans");
     assert!(spans.iter().all(|s| s.trace_id != PARENT.trace_id));
     // Once the unsampled run ended, a sampled run of that trace exports.
-    start(&mut t, "later", Some(PARENT));
+    start(&mut t, "later", Some(PARENT.clone()));
     run(&mut t, "later");
     assert_eq!(sink.spans().len(), 6);
 }
@@ -145,4 +147,35 @@ fn ids_that_differ_only_in_a_lone_surrogate_are_two_runs() {
             .map(|c| c.into_owned());
         assert_eq!(shown.as_deref(), Some("\u{FFFD}"));
     }
+}
+
+#[test]
+fn a_propagated_parent_is_flagged_and_its_tracestate_carried_by_every_span() {
+    let (mut t, sink) = tracer();
+    let propagated = RemoteParent {
+        is_remote: true,
+        trace_state: Some("vendor=abc,other=1".into()),
+        ..PARENT
+    };
+    start(&mut t, "inv", Some(propagated));
+    start(&mut t, "plain", None);
+    run(&mut t, "inv");
+    run(&mut t, "plain");
+    let spans = sink.spans();
+    let (joined, plain): (Vec<_>, Vec<_>) =
+        spans.iter().partition(|s| s.trace_id == PARENT.trace_id);
+    assert_eq!(joined.len(), 3);
+    assert!(joined
+        .iter()
+        .all(|s| s.trace_state.as_deref() == Some("vendor=abc,other=1")));
+    let root = joined.last().expect("root");
+    assert!(root.parent_is_remote && root.remote_parent);
+    assert!(joined[..2].iter().all(|s| !s.parent_is_remote));
+    assert!(plain
+        .iter()
+        .all(|s| s.trace_state.is_none() && !s.parent_is_remote));
+    // The state is let go with the last run of that trace.
+    start(&mut t, "later", Some(PARENT));
+    run(&mut t, "later");
+    assert!(sink.spans()[6..].iter().all(|s| s.trace_state.is_none()));
 }

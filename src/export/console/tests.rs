@@ -43,6 +43,8 @@ fn span(trace: u8, id: u8, parent: Option<u8>, name: &str, start_ms: u64, end_ms
         attributes: Vec::new(),
         status: Status::default(),
         remote_parent: false,
+        parent_is_remote: false,
+        trace_state: None,
     }
 }
 

@@ -70,6 +70,7 @@ impl Encoder {
         proto::Span {
             trace_id: span.trace_id.to_vec(),
             span_id: span.span_id.to_vec(),
+            trace_state: span.trace_state.as_deref().unwrap_or("").to_string(),
             parent_span_id: span.parent_span_id.map(|p| p.to_vec()).unwrap_or_default(),
             name: span.name,
             kind: proto::SPAN_KIND_INTERNAL,
@@ -84,7 +85,12 @@ impl Encoder {
                 },
                 code: span.status.code as i32,
             }),
-            flags: proto::SPAN_FLAGS_SAMPLED_LOCAL_PARENT,
+            flags: proto::SPAN_FLAGS_SAMPLED_LOCAL_PARENT
+                | if span.parent_is_remote {
+                    proto::SPAN_FLAGS_REMOTE_PARENT
+                } else {
+                    0
+                },
         }
     }
 

@@ -60,6 +60,8 @@ pub struct Span {
     pub trace_id: Vec<u8>,
     #[prost(bytes = "vec", tag = "2")]
     pub span_id: Vec<u8>,
+    #[prost(string, tag = "3")]
+    pub trace_state: String,
     #[prost(bytes = "vec", tag = "4")]
     pub parent_span_id: Vec<u8>,
     #[prost(string, tag = "5")]
@@ -80,8 +82,11 @@ pub struct Span {
 
 /// SPAN_KIND_INTERNAL.
 pub const SPAN_KIND_INTERNAL: i32 = 1;
-/// Trace flag `sampled` plus "the parent is known to be local" (SpanFlags).
+/// Trace flag `sampled` plus "whether the parent is remote is known"
+/// (SpanFlags CONTEXT_HAS_IS_REMOTE): the parent is then local...
 pub const SPAN_FLAGS_SAMPLED_LOCAL_PARENT: u32 = 0x01 | 0x100;
+/// ...unless CONTEXT_IS_REMOTE is set too.
+pub const SPAN_FLAGS_REMOTE_PARENT: u32 = 0x200;
 
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct Status {

@@ -129,11 +129,15 @@ fn remote_parent(
     trace_id: Option<String>,
     span_id: Option<String>,
     sampled: Option<bool>,
+    is_remote: Option<bool>,
+    trace_state: Option<String>,
 ) -> Option<RemoteParent> {
     Some(RemoteParent {
         trace_id: from_hex(trace_id.as_deref()?)?,
         span_id: from_hex(span_id.as_deref()?)?,
         sampled: sampled.unwrap_or(true),
+        is_remote: is_remote.unwrap_or(false),
+        trace_state: trace_state.filter(|s| !s.is_empty()).map(Into::into),
     })
 }
 
@@ -241,7 +245,9 @@ impl NativeTracer {
     /// root agent's tree as flat 5-tuples
     /// (name, parent, description, model, sequential ? '1' : '').
     /// `parent_trace_id`, `parent_span_id` (hex) and `parent_sampled`: the
-    /// application's span the run's root is a child of (joinActiveTrace).
+    /// application's span the run's root is a child of (joinActiveTrace);
+    /// `parent_is_remote` and `parent_trace_state`: that span context's
+    /// `isRemote` and serialised `traceState`.
     #[allow(clippy::too_many_arguments)]
     #[napi]
     pub fn start_invocation(
@@ -260,6 +266,8 @@ impl NativeTracer {
         parent_trace_id: Option<String>,
         parent_span_id: Option<String>,
         parent_sampled: Option<bool>,
+        parent_is_remote: Option<bool>,
+        parent_trace_state: Option<String>,
     ) -> Result<()> {
         let agents = match (tree as usize)
             .checked_sub(1)
@@ -282,7 +290,13 @@ impl NativeTracer {
                 vertex,
                 value_limit: value_limit(),
             },
-            remote_parent: remote_parent(parent_trace_id, parent_span_id, parent_sampled),
+            remote_parent: remote_parent(
+                parent_trace_id,
+                parent_span_id,
+                parent_sampled,
+                parent_is_remote,
+                parent_trace_state,
+            ),
         });
         Ok(())
     }

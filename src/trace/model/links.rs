@@ -84,13 +84,18 @@ impl Tracer {
             // The call's trace replaces an application span the run joined
             // at its start (joinActiveTrace), and its sampling with it.
             let left = (!inv.sampled).then_some(inv.trace_id);
+            let left_state = inv.trace_state.take().map(|_| inv.trace_id);
             inv.joined = false;
+            inv.parent_is_remote = false;
             inv.sampled = sampled;
             inv.trace_id = trace_id;
             inv.root.parent = Some(span);
             inv.parent = Some(parent_id.to_string());
             if let Some(old) = left {
                 self.forget_unsampled(old);
+            }
+            if let Some(old) = left_state {
+                self.forget_trace_state(old);
             }
             if !sampled {
                 self.note_unsampled(trace_id);

@@ -87,6 +87,23 @@ fn spans_decode_with_the_official_types() {
 }
 
 #[test]
+fn parent_locality_and_tracestate_reach_the_wire() {
+    let c = OtlpConfig::with_endpoint("http://x/v1/traces");
+    let mut joined = span("invoke_agent root");
+    joined.remote_parent = true;
+    joined.parent_is_remote = true;
+    joined.trace_state = Some("vendor=abc".into());
+    let req = roundtrip(&c, &[span("chat gemini"), joined]);
+    let spans = &req.resource_spans[0].scope_spans[0].spans;
+    // SpanFlags: sampled, CONTEXT_HAS_IS_REMOTE, and CONTEXT_IS_REMOTE
+    // only where the parent came from another process.
+    assert_eq!(spans[0].flags, 0x101);
+    assert_eq!(spans[0].trace_state, "");
+    assert_eq!(spans[1].flags, 0x301);
+    assert_eq!(spans[1].trace_state, "vendor=abc");
+}
+
+#[test]
 fn a_key_set_twice_keeps_its_last_value_in_first_position() {
     let mut s = span("x");
     s.attributes = vec![

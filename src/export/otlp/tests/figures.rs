@@ -39,6 +39,8 @@ fn base(name: &str, op: &str) -> SpanData {
         ],
         status: Status::default(),
         remote_parent: false,
+        parent_is_remote: false,
+        trace_state: None,
     }
 }
 

@@ -71,6 +71,8 @@ fn span(name: &str) -> SpanData {
         ],
         status: Status::default(),
         remote_parent: false,
+        parent_is_remote: false,
+        trace_state: None,
     }
 }
 
