@@ -7,14 +7,18 @@ import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
-const { NativeTracer } = require('../binding.js')
+const native = require('../binding.js')
+const { NativeTracer } = native
+// The callback functions take the tracer's handle: call(t, 'beforeTool', ...)
+// is native.tracerBeforeTool(t.handle, ...).
+const call = (t, name, ...args) => native[`tracer${name[0].toUpperCase()}${name.slice(1)}`](t.handle, ...args)
 
 function toolSpan(toolName, argsJson) {
   const t = new NativeTracer({ exporter: 'memory' }, () => {})
-  t.startInvocation('inv', 'sess', 'app', 'user', 'agent', undefined, 0, ['agent', '', '', '', ''], undefined, true, false)
-  t.beforeTool('inv', 'agent', toolName, 'call-1', argsJson)
-  t.afterTool('inv', 'agent', toolName, 'call-1')
-  t.finish('inv', false)
+  call(t, 'startInvocation', 'inv', 'sess', 'app', 'user', 'agent', undefined, 0, ['agent', '', '', '', ''], undefined, true, false)
+  call(t, 'beforeTool', 'inv', 'agent', toolName, 'call-1', argsJson)
+  call(t, 'afterTool', 'inv', 'agent', toolName, 'call-1')
+  call(t, 'finish', 'inv', false)
   const spans = JSON.parse(t.finishedSpansJson())
   return spans.find((s) => s.name.startsWith('execute_tool'))
 }
@@ -40,10 +44,10 @@ test('a registered agent tree stands for the flat one at the start of a run', ()
   const t = new NativeTracer({ exporter: 'memory' }, () => {})
   const handle = t.registerTree(['root', '', 'the root', '', '', 'child', 'root', 'a child', 'm', ''])
   assert.ok(handle > 0)
-  t.startInvocation('inv', 'sess', 'app', 'user', 'root', 'the root', handle, undefined, undefined, true, false)
-  t.beforeTool('inv', 'child', 'tool', 'c1', '{}')
-  t.afterTool('inv', 'child', 'tool', 'c1')
-  t.finish('inv', false)
+  call(t, 'startInvocation', 'inv', 'sess', 'app', 'user', 'root', 'the root', handle, undefined, undefined, true, false)
+  call(t, 'beforeTool', 'inv', 'child', 'tool', 'c1', '{}')
+  call(t, 'afterTool', 'inv', 'child', 'tool', 'c1')
+  call(t, 'finish', 'inv', false)
   const spans = JSON.parse(t.finishedSpansJson())
   const child = spans.find((s) => s.name === 'invoke_agent child')
   assert.ok(child, spans.map((s) => s.name).join(', '))
@@ -59,8 +63,36 @@ test('a lone surrogate becomes U+FFFD', () => {
 
 test('a non-string where a string is required throws, and the tracer goes on', () => {
   const t = new NativeTracer({ exporter: 'memory' }, () => {})
-  assert.throws(() => t.beforeAgent(42, 'agent'))
-  t.startInvocation('inv', undefined, undefined, undefined, 'agent', undefined, 0, undefined, undefined, true, false)
+  assert.throws(() => call(t, 'beforeAgent', 42, 'agent'))
+  call(t, 'startInvocation', 'inv', undefined, undefined, undefined, 'agent', undefined, 0, undefined, undefined, true, false)
   assert.equal(t.openInvocationCount, 1)
-  assert.equal(t.finish('inv', false), 0)
+  assert.equal(call(t, 'finish', 'inv', false), 0)
 })
+
+test('a handle reaches only its own tracer, and none once the tracer is collected', async () => {
+  const a = new NativeTracer({ exporter: 'memory' }, () => {})
+  const b = new NativeTracer({ exporter: 'memory' }, () => {})
+  assert.notEqual(a.handle, b.handle)
+  call(a, 'startInvocation', 'inv', undefined, undefined, undefined, 'agent', undefined, 0, undefined, undefined, true, false)
+  assert.equal(a.openInvocationCount, 1)
+  assert.equal(b.openInvocationCount, 0)
+  assert.throws(() => native.tracerFinish(0, 'inv', false), /no such native tracer/)
+  if (typeof globalThis.gc !== 'function') return
+  let gone = new NativeTracer({ exporter: 'none' }, () => {})
+  const handle = gone.handle
+  gone = undefined
+  for (let i = 0; i < 10 && !threwFor(handle); i++) {
+    await new Promise((r) => setImmediate(r))
+    globalThis.gc()
+  }
+  assert.ok(threwFor(handle), 'the handle of a collected tracer is let go')
+})
+
+function threwFor(handle) {
+  try {
+    native.tracerFinish(handle, 'x', false)
+    return false
+  } catch {
+    return true
+  }
+}

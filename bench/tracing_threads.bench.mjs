@@ -64,7 +64,6 @@ async function invoke(v, i) {
   v.llm.requests.length = 0
 }
 
-const NATIVE_CALLBACKS = ['startInvocation', 'addAgents', 'beforeAgent', 'afterAgent', 'beforeModel', 'afterModel', 'modelError', 'beforeTool', 'afterTool', 'toolError', 'onEvent']
 const PLUGIN_CALLBACKS = ['onUserMessageCallback', 'beforeRunCallback', 'onEventCallback', 'beforeModelCallback', 'afterModelCallback', 'beforeToolCallback', 'afterToolCallback', 'afterRunCallback']
 
 function makePlugin(name, endpoint) {
@@ -72,10 +71,11 @@ function makePlugin(name, endpoint) {
   const exporter = name === 'glue' ? 'none' : name
   const plugin = new TracingPlugin({ exporter, endpoint: exporter === 'otlp' ? endpoint : undefined, batch: exporter === 'otlp' ? { maxQueueSize: N * 5 } : undefined })
   if (name === 'glue') {
-    const native = plugin._native
-    for (const m of NATIVE_CALLBACKS) native[m] = () => {}
-    native.finish = () => 0
-    native.takeWarnings = () => undefined
+    // The JavaScript side alone: every native callback function a no-op.
+    plugin._n = Object.fromEntries(Object.keys(plugin._n).map((f) => [f, () => undefined]))
+    plugin._n.tracerFinish = () => 0
+    plugin._n.tracerBeforeModel = () => true
+    plugin._native.takeWarnings = () => undefined
   }
   return plugin
 }

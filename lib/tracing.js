@@ -1,9 +1,10 @@
 'use strict'
 // TracingPlugin: mirrors ADK callbacks into OpenTelemetry GenAI spans.
 // The callbacks read the few values they need from ADK's objects and call
-// synchronous methods of the native tracer; unused callbacks are the shared
+// synchronous native functions with the tracer's handle; unused callbacks are the shared
 // PASS promise. Tracing never throws into the run: every problem becomes one
 // process warning per kind.
+const native = require('./native.js')
 const {
   NativeTracer,
   flushSink,
@@ -11,7 +12,7 @@ const {
   sinksPending,
   flushPendingSinks,
   shutdownAllSinksSync,
-} = require('./native.js')
+} = native
 const { fillPassThroughCallbacks, PASS } = require('./plugin_shell.js')
 const { noteInvocationStarted } = require('./run_guarded.js')
 const { callerOf } = require('./agent_tool_link.js')
@@ -286,6 +287,23 @@ function toolsJson(config) {
 
 const NO_USAGE = Object.freeze({})
 
+// The native callback functions, each taking a tracer's handle first.
+const CALLS = Object.freeze({
+  tracerStartInvocation: native.tracerStartInvocation,
+  tracerBeforeAgent: native.tracerBeforeAgent,
+  tracerAfterAgent: native.tracerAfterAgent,
+  tracerBeforeModel: native.tracerBeforeModel,
+  tracerAfterModel: native.tracerAfterModel,
+  tracerModelError: native.tracerModelError,
+  tracerBeforeTool: native.tracerBeforeTool,
+  tracerAfterTool: native.tracerAfterTool,
+  tracerToolError: native.tracerToolError,
+  tracerOnEvent: native.tracerOnEvent,
+  tracerFinish: native.tracerFinish,
+  tracerSeenWanted: native.tracerSeenWanted,
+  tracerSupplySeen: native.tracerSupplySeen,
+})
+
 /** The W3C text of a span context's `traceState` (an object with
  * `serialize()` in @opentelemetry/api); undefined when it has none. */
 function traceStateText(spanContext) {
@@ -385,6 +403,11 @@ class TracingPlugin {
     Object.defineProperty(this, '_native', { value: native })
     Object.defineProperty(this, '_captureOption', { value: options.captureContent })
     Object.defineProperty(this, '_sinkId', { value: native.sinkId })
+    // The callbacks reach the native tracer through its handle (a plain
+    // function call costs a third of a method call on the native object).
+    Object.defineProperty(this, '_h', { value: native.handle })
+    // Replaceable by benchmarks that time the JavaScript side alone.
+    Object.defineProperty(this, '_n', { value: CALLS, writable: true })
     this._capture = options.captureContent ?? envCapture()
     this._stopped = false
     this._shutdownPromise = undefined
@@ -439,7 +462,8 @@ class TracingPlugin {
     if (root === undefined) this._noteTreeless(id)
     const tree = this._treeHandle(root)
     const session = ic.session
-    this._native.startInvocation(
+    this._n.tracerStartInvocation(
+      this._h,
       id,
       str(session?.id),
       str(session?.appName),
@@ -498,7 +522,8 @@ class TracingPlugin {
       // A function-response event's content is rebuilt in Rust from the
       // responses: big tool results are stringified once, not twice.
       const responsesOnly = responses !== undefined && responses.length === content.parts.length * 3 && content.role === 'user'
-      this._native.onEvent(
+      this._n.tracerOnEvent(
+        this._h,
         id,
         str(event.author),
         partial,
@@ -521,7 +546,7 @@ class TracingPlugin {
       if (typeof id === 'string') {
         if (this._seen.size !== 0) this._supplySeenWithLinked(id)
         // 2 * open invocations + 1 when the exporter has warnings to take.
-        const state = this._native.finish(id, false)
+        const state = this._n.tracerFinish(this._h, id, false)
         this._forget(id)
         if (state < 2) pinned.delete(this)
         if (state % 2 === 1) this._drainWarnings()
@@ -537,7 +562,7 @@ class TracingPlugin {
     try {
       const id = invocationIdOf(params?.callbackContext)
       const name = str(params?.agent?.name) ?? agentNameOf(params?.callbackContext)
-      if (id !== undefined && name !== undefined) this._native.beforeAgent(id, name)
+      if (id !== undefined && name !== undefined) this._n.tracerBeforeAgent(this._h, id, name)
     } catch (e) {
       problem('beforeAgentCallback', e)
     }
@@ -549,7 +574,7 @@ class TracingPlugin {
     try {
       const id = invocationIdOf(params?.callbackContext)
       const name = str(params?.agent?.name) ?? agentNameOf(params?.callbackContext)
-      if (id !== undefined && name !== undefined) this._native.afterAgent(id, name)
+      if (id !== undefined && name !== undefined) this._n.tracerAfterAgent(this._h, id, name)
     } catch (e) {
       problem('afterAgentCallback', e)
     }
@@ -583,7 +608,8 @@ class TracingPlugin {
       // A string instruction (the usual one) goes as is: the native side
       // writes its JSON (a lone surrogate would not survive the crossing).
       const systemText = typeof system === 'string' && wellFormed(system) ? system : undefined
-      const applied = this._native.beforeModel(
+      const applied = this._n.tracerBeforeModel(
+        this._h,
         id,
         agent,
         str(request?.model),
@@ -618,7 +644,8 @@ class TracingPlugin {
       let usage = response.usageMetadata
       const hasUsage = usage !== null && typeof usage === 'object'
       if (!hasUsage) usage = NO_USAGE
-      this._native.afterModel(
+      this._n.tracerAfterModel(
+        this._h,
         id,
         agentNameOf(ctx),
         false,
@@ -647,7 +674,7 @@ class TracingPlugin {
       const id = invocationIdOf(ctx)
       if (id === undefined) return PASS
       const [type, message] = errorParts(params?.error)
-      this._native.modelError(id, agentNameOf(ctx), type, message)
+      this._n.tracerModelError(this._h, id, agentNameOf(ctx), type, message)
     } catch (e) {
       problem('onModelErrorCallback', e)
     }
@@ -661,7 +688,8 @@ class TracingPlugin {
       const id = invocationIdOf(ctx)
       if (id === undefined) return PASS
       this._learnTree(id, ctx)
-      this._native.beforeTool(
+      this._n.tracerBeforeTool(
+        this._h,
         id,
         agentNameOf(ctx),
         str(params?.tool?.name) ?? '',
@@ -684,7 +712,8 @@ class TracingPlugin {
       // long-running tool, an aborted run, an earlier plugin answering
       // onEventCallback); the event, when it comes, wins.
       const result = params?.result
-      this._native.afterTool(
+      this._n.tracerAfterTool(
+        this._h,
         id,
         agentNameOf(ctx),
         str(params?.tool?.name) ?? '',
@@ -704,7 +733,7 @@ class TracingPlugin {
       const id = invocationIdOf(ctx)
       if (id === undefined) return PASS
       const [type, message] = errorParts(params?.error)
-      this._native.toolError(id, agentNameOf(ctx), str(params?.tool?.name) ?? '', str(ctx?.functionCallId), type, message)
+      this._n.tracerToolError(this._h, id, agentNameOf(ctx), str(params?.tool?.name) ?? '', str(ctx?.functionCallId), type, message)
     } catch (e) {
       problem('onToolErrorCallback', e)
     }
@@ -727,7 +756,7 @@ class TracingPlugin {
     if (typeof invocationId !== 'string') return
     try {
       if (this._seen.size !== 0) this._supplySeenWithLinked(invocationId)
-      const state = this._native.finish(invocationId, true)
+      const state = this._n.tracerFinish(this._h, invocationId, true)
       this._forget(invocationId)
       if (state < 2) pinned.delete(this)
     } catch (e) {
@@ -758,11 +787,11 @@ class TracingPlugin {
     if (held === undefined) return
     this._seen.delete(id)
     try {
-      const wanted = this._native.seenWanted(id)
+      const wanted = this._n.tracerSeenWanted(this._h, id)
       if (wanted == null) return
       for (const token of wanted) {
         const result = held.get(token)
-        if (result !== undefined) this._native.supplySeen(id, token, responseJson(result, this._capture))
+        if (result !== undefined) this._n.tracerSupplySeen(this._h, id, token, responseJson(result, this._capture))
       }
     } catch (e) {
       // The invocation still ends, without these results.
