@@ -20,6 +20,8 @@ pub mod streamed;
 #[cfg(test)]
 mod capture_tests;
 #[cfg(test)]
+mod figures;
+#[cfg(test)]
 mod genai_reference;
 #[cfg(test)]
 mod links_tests;

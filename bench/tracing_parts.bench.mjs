@@ -1,0 +1,142 @@
+// `npm run bench -- tracing_parts`: where the time of one traced invocation
+// goes, on the JavaScript thread. The yardstick's S1 lifecycle (all 17
+// callbacks, 32 awaited calls on real ADK contexts, events and requests)
+// through: a plain JavaScript no-op plugin; TracingPlugin with every native
+// call made a no-op (its JavaScript alone); the same plus one minimal native
+// call per callback (the crossing); the whole plugin. Each with content
+// capture on (the default) and off. Exporter 'none': the export is measured
+// by export_pipeline. Interleaved rounds in one process; medians.
+import { BasePlugin, Context, FunctionTool, InvocationContext, LlmAgent, LogLevel, PluginManager, createEvent, setLogLevel } from '@google/adk'
+import { createRequire } from 'node:module'
+import { TracingPlugin } from '../index.js'
+
+const require = createRequire(import.meta.url)
+const native = require('../binding.js')
+
+setLogLevel(LogLevel.ERROR)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15)
+const LIFECYCLES = Number(process.env.BENCH_LIFECYCLES ?? 300)
+const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1]
+
+class NoopPlugin extends BasePlugin {
+  constructor() {
+    super('noop')
+  }
+}
+
+const tool = new FunctionTool({ name: 'get_weather', description: 'Weather of a city.', execute: async () => ({}) })
+const agent = new LlmAgent({ name: 'weather_agent', description: 'Answers weather questions.', model: 'gemini-2.5-flash', tools: [tool] })
+const result = { city: 'Lyon', weather: 'sunny', temperature_c: 21, forecast: [{ day: 'tomorrow', weather: 'cloudy' }] }
+const history = [
+  { role: 'user', parts: [{ text: 'Hi! I am planning a weekend trip. What is the weather in Paris right now?' }] },
+  { role: 'model', parts: [{ functionCall: { id: 'fc-a1', name: 'get_weather', args: { city: 'Paris' } } }] },
+  { role: 'user', parts: [{ functionResponse: { id: 'fc-a1', name: 'get_weather', response: result } }] },
+  { role: 'model', parts: [{ text: 'It is sunny in Paris, 21°C, with clouds expected tomorrow.' }] },
+  { role: 'user', parts: [{ text: 'And in Lyon?' }] },
+]
+const request = () => ({
+  model: 'gemini-2.5-flash',
+  contents: history,
+  config: {
+    systemInstruction: 'You are a helpful weather assistant. Use the get_weather tool, then answer in one sentence.',
+    temperature: 0.2,
+    maxOutputTokens: 1024,
+    tools: [{ functionDeclarations: [{ name: 'get_weather', description: 'Weather of a city.', parameters: { type: 'OBJECT', properties: { city: { type: 'STRING' } }, required: ['city'] } }] }],
+  },
+  toolsDict: { get_weather: tool },
+})
+const usage = { promptTokenCount: 812, candidatesTokenCount: 18, totalTokenCount: 830 }
+const callContent = { role: 'model', parts: [{ functionCall: { id: 'fc-x', name: 'get_weather', args: { city: 'Lyon' } } }] }
+const textContent = { role: 'model', parts: [{ text: 'It is sunny in Lyon, 23°C.' }] }
+const session = { id: 'sess-1', appName: 'app', userId: 'u', state: {}, events: [], lastUpdateTime: 0 }
+const userContent = { role: 'user', parts: [{ text: 'And in Lyon?' }] }
+const pluginManager = new PluginManager([])
+let seq = 0
+
+async function lifecycle(p) {
+  const invocationId = `e-${++seq}`
+  const ic = new InvocationContext({ invocationId, agent, session, userContent, pluginManager, runConfig: {} })
+  const cc = new Context({ invocationContext: ic })
+  const tc1 = new Context({ invocationContext: ic, functionCallId: `fc-${seq}-1` })
+  const tc2 = new Context({ invocationContext: ic, functionCallId: `fc-${seq}-2` })
+  const event = (content, extra = {}) => createEvent({ invocationId, author: 'weather_agent', content, ...extra })
+  const args = { city: 'Lyon' }
+  const error = new Error('upstream timed out')
+  await p.onUserMessageCallback({ invocationContext: ic, userMessage: userContent })
+  await p.beforeRunCallback({ invocationContext: ic })
+  await p.beforeAgentCallback({ agent, callbackContext: cc })
+  await p.beforeToolSelection({ callbackContext: cc, tools: {} })
+  await p.beforeModelCallback({ callbackContext: cc, llmRequest: request() })
+  await p.afterModelCallback({ callbackContext: cc, llmResponse: { content: callContent, usageMetadata: usage, finishReason: 'STOP' } })
+  await p.onEventCallback({ invocationContext: ic, event: event(callContent) })
+  await p.beforeToolCallback({ tool, toolArgs: args, toolContext: tc1 })
+  await p.onToolErrorCallback({ tool, toolArgs: args, toolContext: tc1, error })
+  await p.afterToolCallback({ tool, toolArgs: args, toolContext: tc1, result: { error: error.message } })
+  await p.onEventCallback({ invocationContext: ic, event: event({ role: 'user', parts: [{ functionResponse: { id: tc1.functionCallId, name: 'get_weather', response: { error: error.message } } }] }) })
+  await p.beforeModelCallback({ callbackContext: cc, llmRequest: request() })
+  await p.afterModelCallback({ callbackContext: cc, llmResponse: { content: callContent, usageMetadata: usage, finishReason: 'STOP' } })
+  await p.onEventCallback({ invocationContext: ic, event: event(callContent) })
+  await p.beforeToolCallback({ tool, toolArgs: args, toolContext: tc2 })
+  await p.afterToolCallback({ tool, toolArgs: args, toolContext: tc2, result })
+  await p.onEventCallback({ invocationContext: ic, event: event({ role: 'user', parts: [{ functionResponse: { id: tc2.functionCallId, name: 'get_weather', response: result } }] }) })
+  const failing = request()
+  await p.beforeModelCallback({ callbackContext: cc, llmRequest: failing })
+  await p.onModelErrorCallback({ callbackContext: cc, llmRequest: failing, error })
+  await p.onEventCallback({ invocationContext: ic, event: event(undefined, { errorCode: 'UNKNOWN_ERROR', errorMessage: error.message }) })
+  await p.beforeModelCallback({ callbackContext: cc, llmRequest: request() })
+  await p.afterModelCallback({ callbackContext: cc, llmResponse: { content: textContent, usageMetadata: usage, finishReason: 'STOP' } })
+  await p.onEventCallback({ invocationContext: ic, event: event(textContent) })
+  await p.beforeContextCompaction({ invocationContext: ic, trigger: 'Auto' })
+  await p.afterContextCompaction({ invocationContext: ic, trigger: 'Auto' })
+  await p.afterAgentCallback({ agent, callbackContext: cc })
+  await p.afterRunCallback({ invocationContext: ic })
+}
+
+/** TracingPlugin whose native functions are replaced (`how`: 'none' or 'minimal'). */
+function tracing(captureContent, how) {
+  const plugin = new TracingPlugin({ exporter: 'none', captureContent })
+  if (how === undefined) return plugin
+  const handle = plugin._native.handle
+  const stub = how === 'none' ? () => undefined : () => native.tracerSeenWanted(handle, '')
+  plugin._n = Object.fromEntries(Object.keys(plugin._n).map((f) => [f, stub]))
+  plugin._n.tracerFinish = how === 'none' ? () => 0 : () => (native.tracerSeenWanted(handle, ''), 0)
+  plugin._n.tracerBeforeModel = how === 'none' ? () => true : () => (native.tracerSeenWanted(handle, ''), true)
+  return plugin
+}
+
+const variants = {
+  'no-op JS plugin': new NoopPlugin(),
+  'JS only, capture on': tracing(true, 'none'),
+  '+ 1 native call per callback': tracing(true, 'minimal'),
+  'whole plugin, capture on': tracing(true),
+  'JS only, capture off': tracing(false, 'none'),
+  'whole plugin, capture off': tracing(false),
+}
+const names = Object.keys(variants)
+const samples = Object.fromEntries(names.map((n) => [n, []]))
+for (let r = -2; r < ROUNDS; r++) {
+  for (let k = 0; k < names.length; k++) {
+    const name = names[(k + r + names.length) % names.length]
+    const start = process.hrtime.bigint()
+    for (let i = 0; i < LIFECYCLES; i++) await lifecycle(variants[name])
+    if (r >= 0) samples[name].push(Number(process.hrtime.bigint() - start) / 1000 / LIFECYCLES)
+  }
+}
+console.log(`node ${process.version}, ${ROUNDS} interleaved rounds x ${LIFECYCLES} lifecycles (32 awaited calls, all 17 callbacks), median µs per lifecycle`)
+const base = median(samples[names[0]])
+for (const n of names) console.log(`${n.padEnd(32)}${median(samples[n]).toFixed(1).padStart(8)}${(median(samples[n]) / base).toFixed(2).padStart(8)}x no-op`)
+
+// One call into the native tracer: a method of the napi class (unwrapping
+// `this`, napi-rs's native-borrow registry) vs an exported function taking
+// the tracer's handle, which is how the callbacks call.
+const t = new TracingPlugin({ exporter: 'none' })
+const h = t._native.handle
+const per = (fn) => {
+  for (let i = 0; i < 2e5; i++) fn()
+  const start = process.hrtime.bigint()
+  for (let i = 0; i < 2e6; i++) fn()
+  return Number(process.hrtime.bigint() - start) / 2e6
+}
+const method = median([0, 1, 2].map(() => per(() => t._native.forgetHistory(0))))
+const fn = median([0, 1, 2].map(() => per(() => native.tracerSeenWanted(h, 'x'))))
+console.log(`a class method (one number, no work): ${method.toFixed(0)} ns; a function with the handle and a string (a lookup): ${fn.toFixed(0)} ns`)
