@@ -5,6 +5,8 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
+import v8 from 'node:v8'
+import vm from 'node:vm'
 
 const require = createRequire(import.meta.url)
 const native = require('../binding.js')
@@ -77,13 +79,14 @@ test('a handle reaches only its own tracer, and none once the tracer is collecte
   assert.equal(a.openInvocationCount, 1)
   assert.equal(b.openInvocationCount, 0)
   assert.throws(() => native.tracerFinish(0, 'inv', false), /no such native tracer/)
-  if (typeof globalThis.gc !== 'function') return
+  v8.setFlagsFromString('--expose-gc')
+  const gc = vm.runInNewContext('gc')
   let gone = new NativeTracer({ exporter: 'none' }, () => {})
   const handle = gone.handle
   gone = undefined
   for (let i = 0; i < 10 && !threwFor(handle); i++) {
     await new Promise((r) => setImmediate(r))
-    globalThis.gc()
+    gc()
   }
   assert.ok(threwFor(handle), 'the handle of a collected tracer is let go')
 })

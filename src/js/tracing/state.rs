@@ -54,9 +54,12 @@ pub fn register(state: Shared) -> u32 {
 
 /// Lets the tracer of `handle` go (its `NativeTracer` was collected).
 pub fn unregister(handle: u32) {
-    TRACERS.with_borrow_mut(|t| {
-        if let Some(slot) = (handle as usize).checked_sub(1).and_then(|i| t.get_mut(i)) {
-            *slot = None;
+    // Finalizers may run while the thread ends, its table already gone.
+    let _ = TRACERS.try_with(|t| {
+        if let Ok(mut t) = t.try_borrow_mut() {
+            if let Some(slot) = (handle as usize).checked_sub(1).and_then(|i| t.get_mut(i)) {
+                *slot = None;
+            }
         }
     });
 }
