@@ -3,11 +3,11 @@
 //! synthetic key). `Tracer` (model.rs) drives it; this file only holds state
 //! and the rules that need nothing but that state.
 
+use super::fast_map::FastMap;
 use super::inputs::AgentInfo;
 use super::open_span::{OpenSpan, ToolSpan};
 use super::span::AttributeValue;
 use super::streamed::StreamedTurn;
-use std::collections::HashMap;
 
 #[derive(Debug)]
 pub struct Invocation {
@@ -28,7 +28,7 @@ pub struct Invocation {
     pub limit: Option<usize>,
     pub session_id: Option<String>,
     pub root: OpenSpan,
-    pub tree: HashMap<String, AgentInfo>,
+    pub tree: FastMap<String, AgentInfo>,
     /// Open agent spans in creation order (a child always after its parent).
     pub agents: Vec<(String, OpenSpan)>,
     /// Model spans waiting for their first response, by agent.

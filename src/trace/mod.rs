@@ -3,6 +3,7 @@
 
 pub mod agents;
 pub mod attributes;
+pub mod fast_map;
 pub mod genai;
 mod genai_render;
 pub mod history;

@@ -4,6 +4,7 @@
 
 use super::agents::ensure_agent_in;
 use super::attributes::{apply_tool_outcome, config_attributes, deferred};
+use super::fast_map::FastMap;
 use super::genai::{parse_lenient, MessageShape};
 use super::history::{DeferredHistory, Histories};
 use super::ids::IdGen;
@@ -27,10 +28,10 @@ const RECENTLY_FINISHED: usize = 10_000;
 pub struct Tracer {
     sink: Arc<dyn SpanSink>,
     ids: IdGen,
-    open: HashMap<String, Invocation>,
+    open: FastMap<String, Invocation>,
     order: BTreeMap<u64, String>,
     next_seq: u64,
-    finished: HashMap<String, [u8; 16]>,
+    finished: FastMap<String, [u8; 16]>,
     finished_order: VecDeque<String>,
     /// Trace ids of open invocations whose remote parent is not sampled,
     /// with how many such invocations: their spans are not handed over.
@@ -78,10 +79,10 @@ impl Tracer {
         Tracer {
             sink,
             ids: IdGen::new(),
-            open: HashMap::new(),
+            open: FastMap::default(),
             order: BTreeMap::new(),
             next_seq: 0,
-            finished: HashMap::new(),
+            finished: FastMap::default(),
             finished_order: VecDeque::new(),
             unsampled: HashMap::new(),
             trace_states: HashMap::new(),
@@ -247,10 +248,15 @@ impl Tracer {
     /// The invocation `id`, created on the fly when a callback arrives for a
     /// run whose start this plugin did not see. `None` once finished.
     fn inv(&mut self, id: &str) -> Option<&mut Invocation> {
-        if self.stopped || self.finished.contains_key(id) {
+        if self.stopped {
             return None;
         }
+        // An id is never open and finished at once: the finished map is
+        // only asked about ids that are not open.
         if !self.open.contains_key(id) {
+            if self.finished.contains_key(id) {
+                return None;
+            }
             while self.open.len() >= self.max_open {
                 let (_, oldest) = self.order.pop_first()?;
                 self.finish(&oldest, true);
@@ -280,7 +286,7 @@ impl Tracer {
             limit: settings.value_limit,
             session_id,
             root: OpenSpan::new(self.ids.span_id(), None, "invoke_agent".into(), now_nanos()),
-            tree: HashMap::new(),
+            tree: FastMap::default(),
             agents: Vec::new(),
             models: Vec::new(),
             streamed: Vec::new(),
