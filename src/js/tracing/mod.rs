@@ -100,7 +100,7 @@ fn export_options(o: &mut NativeTracingOptions) -> ExportOptions {
     }
 }
 
-pub(super) fn value_limit() -> Option<usize> {
+fn value_limit() -> Option<usize> {
     std::env::var("OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT")
         .ok()
         .and_then(|v| v.trim().parse::<usize>().ok())
@@ -108,7 +108,7 @@ pub(super) fn value_limit() -> Option<usize> {
 
 /// The flat 5-tuples of lib/tracing/agents.js as AgentInfo. Names are
 /// keys (`text::key`): the callbacks' agent names are compared with them.
-pub(super) fn agent_list(flat: Option<Vec<JsString<'_>>>) -> Result<Vec<AgentInfo>> {
+fn agent_list(flat: Option<Vec<JsString<'_>>>) -> Result<Vec<AgentInfo>> {
     flat.unwrap_or_default()
         .chunks_exact(5)
         .map(|c| {
@@ -125,7 +125,7 @@ pub(super) fn agent_list(flat: Option<Vec<JsString<'_>>>) -> Result<Vec<AgentInf
 
 /// The application's active span as lib/tracing.js read it from
 /// `@opentelemetry/api`; `None` unless both ids are valid.
-pub(super) fn remote_parent(
+fn remote_parent(
     trace_id: Option<String>,
     span_id: Option<String>,
     sampled: Option<bool>,
