@@ -3,7 +3,7 @@
 // on the span; the event, whenever it reaches this plugin, wins.
 import test from 'node:test'
 import assert from 'node:assert/strict'
-import { FunctionTool, LongRunningFunctionTool } from '@google/adk'
+import { Context, FunctionTool, InvocationContext, LongRunningFunctionTool, PluginManager } from '@google/adk'
 import { ReflectAndRetryToolPlugin } from '../index.js'
 import { call, runOnce } from './helpers/scripted_llm.mjs'
 import { agent, addTool, traced, one, byName, plugin, newSession, request } from './helpers/tracing_helpers.mjs'
@@ -150,3 +150,33 @@ for (const order of ['before', 'after']) {
     assert.deepEqual(withoutEvents, withEvents)
   })
 }
+
+test('a run pushed out by maxOpenInvocations keeps the result afterToolCallback saw', async () => {
+  // Driven callback by callback on ADK's own contexts: the first run's tool
+  // returned (afterToolCallback saw its result), then the run was left open
+  // without its function response event, and a second run's start pushes
+  // it out of the single open slot.
+  const { tracing } = traced(agent('a', ['x'], { tools: [addTool()] }), { maxOpenInvocations: 1 })
+  const a = agent('a', ['x'], { tools: [addTool()] })
+  const tool = addTool()
+  const session = { id: 's', appName: 'app', userId: 'u', state: {}, events: [], lastUpdateTime: 0 }
+  const start = (invocationId) => {
+    const ic = new InvocationContext({ invocationId, agent: a, session, pluginManager: new PluginManager([]), runConfig: {} })
+    tracing.onUserMessageCallback({ invocationContext: ic, userMessage: { role: 'user', parts: [{ text: 'hi' }] } })
+    return ic
+  }
+  const first = start('inv-1')
+  const toolContext = new Context({ invocationContext: first, functionCallId: 'call-1' })
+  tracing.beforeAgentCallback({ agent: a, callbackContext: new Context({ invocationContext: first }) })
+  tracing.beforeToolCallback({ tool, toolArgs: { a: 1, b: 2 }, toolContext })
+  tracing.afterToolCallback({ tool, toolArgs: { a: 1, b: 2 }, toolContext, result: { sum: 3 } })
+  start('inv-2')
+  assert.equal(tracing.openInvocationCount, 1)
+  const spans = tracing.getFinishedSpans()
+  const root = spans.find((s) => s.parentSpanId === undefined)
+  assert.equal(root?.attributes['weave.google_adk.invocation_id'], 'inv-1')
+  assert.equal(root.attributes['weave.google_adk.interrupted'], true)
+  assert.equal(one(spans, 'execute_tool add').attributes['gen_ai.tool.call.result'], JSON.stringify({ sum: 3 }))
+  tracing.finishInterruptedInvocation('inv-2')
+  assert.equal(tracing.openInvocationCount, 0)
+})

@@ -421,6 +421,11 @@ class TracingPlugin {
     this._trees = new WeakMap()
     this._maxOpen = options.maxOpenInvocations ?? 10000
     this._seen = new Map() // invocation id -> Map(token -> result)
+    // Runs started here and not yet finished, oldest first: past
+    // maxOpenInvocations the oldest is finished as interrupted from here,
+    // so the results it holds reach its spans (the native side's own cap
+    // is the backstop for runs whose start this plugin did not see).
+    this._open = new Set()
     this._seenToken = 0
     this._linked = false // an AgentTool run was linked to its call (lib/agent_tool.js)
     // History captured once per conversation (off: today's full capture).
@@ -457,6 +462,10 @@ class TracingPlugin {
     this._lastStart = id
     this._lastUserContent = userContent
     this._lastParent = parent
+    if (!this._open.has(id)) {
+      if (this._open.size >= this._maxOpen) this.finishInterruptedInvocation(this._open.values().next().value)
+      this._open.add(id)
+    }
     const capture = again ? this._capture : (this._capture = this._captureOption ?? envCapture())
     const agent = ic.agent
     const root = rootOf(agent)
@@ -839,6 +848,7 @@ class TracingPlugin {
   }
 
   _forget(id) {
+    this._open.delete(id)
     if (this._treeless.size !== 0) this._treeless.delete(id)
   }
 
@@ -865,6 +875,7 @@ class TracingPlugin {
   shutdown() {
     if (this._shutdownPromise) return this._shutdownPromise
     this._stopped = true
+    this._open.clear()
     pinned.delete(this)
     try {
       const settle = () => {
@@ -901,6 +912,7 @@ class TracingPlugin {
     const native = this._native
     this._supplyAllSeen()
     if (native.openInvocationCount > 0) native.finishAll(true)
+    this._open.clear()
     pinned.delete(this)
   }
 
