@@ -37,7 +37,11 @@ export class OtelJsPipelinePlugin extends WeaveStylePlugin {
    *           batch?: { maxQueueSize?: number, maxExportBatchSize?: number, scheduledDelayMillis?: number, exportTimeoutMillis?: number } }} options
    */
   constructor({ endpoint, serviceName = 'adk-bench', headers, compression, batch = {} } = {}) {
-    const exporter = new OTLPTraceExporter({ url: endpoint, headers, ...(compression ? { compression } : {}) })
+    // forceFlush exports every queued batch at once: with a queue raised past
+    // the default (the benchmark's, so nothing is dropped) the exporter's
+    // default limit of 30 concurrent exports would reject the flush itself.
+    const concurrencyLimit = Math.max(30, Math.ceil((batch.maxQueueSize ?? 2048) / (batch.maxExportBatchSize ?? 512)) + 1)
+    const exporter = new OTLPTraceExporter({ url: endpoint, headers, concurrencyLimit, ...(compression ? { compression } : {}) })
     super({ name: 'otel_js_pipeline', exporter })
     // The base class builds a resource-less provider with default batching;
     // replace it (it has seen no span) with the shipped configuration.
