@@ -252,55 +252,12 @@ struct Response<'a> {
     response: Field<'a>,
 }
 
-#[derive(Deserialize)]
-struct PartIn<'a> {
-    #[serde(default, borrow, rename = "inlineData")]
-    inline_data: Field<'a>,
-    #[serde(default, borrow, rename = "functionCall")]
-    function_call: Field<'a>,
-    #[serde(default, borrow, rename = "functionResponse")]
-    function_response: Field<'a>,
-    #[serde(default, borrow)]
-    text: Field<'a>,
-}
-
-/// A system instruction object: a Content (has `parts`) or a Part.
+/// A system instruction object: a Content (it has `parts`, even `null`) or
+/// else a Part, read as such.
 #[derive(Deserialize)]
 struct SystemIn<'a> {
     #[serde(default, borrow)]
     parts: Field<'a>,
-    #[serde(default, borrow, rename = "inlineData")]
-    inline_data: Field<'a>,
-    #[serde(default, borrow, rename = "functionCall")]
-    function_call: Field<'a>,
-    #[serde(default, borrow, rename = "functionResponse")]
-    function_response: Field<'a>,
-    #[serde(default, borrow)]
-    text: Field<'a>,
-}
-
-#[derive(Deserialize)]
-struct BlobIn<'a> {
-    #[serde(default, borrow, rename = "mimeType")]
-    mime_type: Field<'a>,
-}
-
-#[derive(Deserialize)]
-struct CallIn<'a> {
-    #[serde(default, borrow)]
-    id: Field<'a>,
-    #[serde(default, borrow)]
-    name: Field<'a>,
-    #[serde(default, borrow)]
-    args: Field<'a>,
-}
-
-#[derive(Deserialize)]
-struct ResponseIn<'a> {
-    #[serde(default, borrow)]
-    id: Field<'a>,
-    #[serde(default, borrow)]
-    response: Field<'a>,
 }
 
 #[derive(Deserialize)]
@@ -516,7 +473,8 @@ fn message(out: &mut Vec<u8>, content: Option<Content>, finish_reason: Option<&s
     Some(())
 }
 
-/// One GenAI part of a message (the reference's `genai::part`).
+/// One GenAI part of a message or system instruction (the reference's
+/// `genai::part`).
 fn one_part(out: &mut Vec<u8>, p: Part, first: &mut bool) -> Option<()> {
     if let Some(d) = p.inline_data.0 {
         comma(out, first);
@@ -548,74 +506,11 @@ fn one_part(out: &mut Vec<u8>, p: Part, first: &mut bool) -> Option<()> {
     Some(())
 }
 
-fn part(out: &mut Vec<u8>, p: &RawValue, first: &mut bool) -> Option<()> {
-    if kind(p) != b'{' {
-        return Some(());
-    }
-    let p: PartIn = parse(p)?;
-    part_fields(
-        out,
-        first,
-        p.inline_data,
-        p.function_call,
-        p.function_response,
-        p.text,
-    )
-}
-
 fn comma(out: &mut Vec<u8>, first: &mut bool) {
     if !*first {
         out.push(b',');
     }
     *first = false;
-}
-
-/// One GenAI part from a Part's fields (the reference's `genai::part`).
-fn part_fields(
-    out: &mut Vec<u8>,
-    first: &mut bool,
-    inline_data: Field<'_>,
-    function_call: Field<'_>,
-    function_response: Field<'_>,
-    text: Field<'_>,
-) -> Option<()> {
-    if field_kind(inline_data) == b'{' {
-        let d: BlobIn = parse(inline_data.0?)?;
-        comma(out, first);
-        out.extend_from_slice(b"{\"type\":\"blob\",\"mime_type\":");
-        write_str_or_empty(out, d.mime_type)?;
-        out.push(b'}');
-        return Some(());
-    }
-    if field_kind(function_call) == b'{' {
-        let c: CallIn = parse(function_call.0?)?;
-        comma(out, first);
-        out.extend_from_slice(b"{\"type\":\"tool_call\",\"id\":");
-        write_str_or_empty(out, c.id)?;
-        out.extend_from_slice(b",\"name\":");
-        write_str_or_empty(out, c.name)?;
-        out.extend_from_slice(b",\"arguments\":");
-        write_object_or_empty(out, c.args)?;
-        out.push(b'}');
-        return Some(());
-    }
-    if field_kind(function_response) == b'{' {
-        let r: ResponseIn = parse(function_response.0?)?;
-        comma(out, first);
-        out.extend_from_slice(b"{\"type\":\"tool_call_response\",\"id\":");
-        write_str_or_empty(out, r.id)?;
-        out.extend_from_slice(b",\"response\":");
-        write_object_or_empty(out, r.response)?;
-        out.push(b'}');
-        return Some(());
-    }
-    if let Some(t) = string_of(text)? {
-        comma(out, first);
-        out.extend_from_slice(b"{\"type\":\"text\",\"content\":");
-        write_str(out, &t)?;
-        out.push(b'}');
-    }
-    Some(())
 }
 
 fn system_parts(out: &mut Vec<u8>, v: &RawValue, first: &mut bool) -> Option<()> {
@@ -634,23 +529,16 @@ fn system_parts(out: &mut Vec<u8>, v: &RawValue, first: &mut bool) -> Option<()>
             }
         }
         b'{' => {
+            // The same parts, read and written as a message's are.
             let o: SystemIn = parse(v)?;
-            if let Some(parts) = o.parts.0 {
-                if kind(parts) == b'[' {
-                    let items: Vec<&RawValue> = parse(parts)?;
-                    for p in items {
-                        part(out, p, first)?;
+            match o.parts.0 {
+                Some(parts) => {
+                    let parts: ListOf<ObjectOr<Part>> = parse(parts)?;
+                    for p in parts.0.into_iter().flatten().filter_map(|p| p.0) {
+                        one_part(out, p, first)?;
                     }
                 }
-            } else {
-                part_fields(
-                    out,
-                    first,
-                    o.inline_data,
-                    o.function_call,
-                    o.function_response,
-                    o.text,
-                )?;
+                None => one_part(out, parse(v)?, first)?,
             }
         }
         _ => {}
