@@ -9,6 +9,7 @@
 import { BasePlugin, Context, FunctionTool, InvocationContext, LlmAgent, LogLevel, PluginManager, createEvent, setLogLevel } from '@google/adk'
 import { createRequire } from 'node:module'
 import { TracingPlugin } from '../index.js'
+import { stubNativeCalls } from './helpers/native_stub.mjs'
 
 const require = createRequire(import.meta.url)
 const native = require('../binding.js')
@@ -97,11 +98,7 @@ function tracing(captureContent, how) {
   const plugin = new TracingPlugin({ exporter: 'none', captureContent })
   if (how === undefined) return plugin
   const handle = plugin._native.handle
-  const stub = how === 'none' ? () => undefined : () => native.tracerSeenWanted(handle, '')
-  plugin._n = Object.fromEntries(Object.keys(plugin._n).map((f) => [f, stub]))
-  plugin._n.tracerFinish = how === 'none' ? () => 0 : () => (native.tracerSeenWanted(handle, ''), 0)
-  plugin._n.tracerBeforeModel = how === 'none' ? () => true : () => (native.tracerSeenWanted(handle, ''), true)
-  return plugin
+  return stubNativeCalls(plugin, how === 'none' ? undefined : () => native.tracerSeenWanted(handle, ''))
 }
 
 const variants = {

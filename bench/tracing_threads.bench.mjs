@@ -18,6 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { call } from '../__test__/helpers/scripted_llm.mjs'
 import { weatherRunner } from './helpers/weather_runner.mjs'
 import { startReceiverProcess } from './helpers/receiver_client.mjs'
+import { stubNativeCalls } from './helpers/native_stub.mjs'
 
 const require = createRequire(import.meta.url)
 const { TracingPlugin } = require('../index.js')
@@ -72,9 +73,7 @@ function makePlugin(name, endpoint) {
   const plugin = new TracingPlugin({ exporter, endpoint: exporter === 'otlp' ? endpoint : undefined, batch: exporter === 'otlp' ? { maxQueueSize: N * 5 } : undefined })
   if (name === 'glue') {
     // The JavaScript side alone: every native callback function a no-op.
-    plugin._n = Object.fromEntries(Object.keys(plugin._n).map((f) => [f, () => undefined]))
-    plugin._n.tracerFinish = () => 0
-    plugin._n.tracerBeforeModel = () => true
+    stubNativeCalls(plugin)
     plugin._native.takeWarnings = () => undefined
   }
   return plugin
