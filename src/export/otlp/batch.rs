@@ -7,9 +7,9 @@
 
 use super::encode::{partial_success, Encoder};
 use super::http::{Outcome, Transport};
+use super::prepared::PreparedSpan;
 use super::warn::Warnings;
 use crate::export::config::{display_url, OtlpConfig};
-use crate::trace::span::SpanData;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -32,7 +32,7 @@ pub struct Shared {
 
 #[derive(Default)]
 struct State {
-    queue: VecDeque<SpanData>,
+    queue: VecDeque<PreparedSpan>,
     /// Spans accepted so far.
     next_seq: u64,
     /// First sequence number of the batch being exported.
@@ -79,7 +79,7 @@ impl Shared {
     }
 
     /// The JavaScript thread's part: a lock, a push, rarely a wake-up.
-    pub fn push(&self, span: SpanData) {
+    pub fn push(&self, span: PreparedSpan) {
         let mut st = self.lock();
         if st.shutdown {
             return;
@@ -249,7 +249,7 @@ spans are dropped. Raise batch.maxQueueSize or check that the collector at {} ke
 
     /// Blocks until a batch is due; `None` when the worker should exit.
     /// Sleeps without a timeout while the queue is empty.
-    fn next_batch(&mut self) -> Option<Vec<SpanData>> {
+    fn next_batch(&mut self) -> Option<Vec<PreparedSpan>> {
         let shared = std::sync::Arc::clone(&self.shared);
         let mut st = shared.lock();
         loop {
@@ -283,7 +283,7 @@ spans are dropped. Raise batch.maxQueueSize or check that the collector at {} ke
         }
         let n = st.queue.len().min(shared.max_batch);
         st.in_flight_start = Some(st.front_seq());
-        let batch: Vec<SpanData> = st.queue.drain(..n).collect();
+        let batch: Vec<PreparedSpan> = st.queue.drain(..n).collect();
         // The rest waits a full delay again unless a batch fills up first.
         st.pending_since = (!st.queue.is_empty()).then(Instant::now);
         Some(batch)
@@ -296,10 +296,12 @@ spans are dropped. Raise batch.maxQueueSize or check that the collector at {} ke
     }
 
     /// Delivers one batch within `export_timeout`, retrying what is worth it.
-    fn export(&mut self, batch: Vec<SpanData>) {
+    fn export(&mut self, batch: Vec<PreparedSpan>) {
         let n = batch.len() as u64;
         let give_up_at = Instant::now() + self.export_timeout;
-        let body = self.encoder.body(batch);
+        let body = self.encoder.body(&batch);
+        // The spans' buffers go back to the allocator now, not after the retries.
+        drop(batch);
         let mut attempt: u32 = 0;
         loop {
             let now = Instant::now();

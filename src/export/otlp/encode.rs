@@ -1,28 +1,50 @@
-//! SpanData → OTLP protobuf bytes (optionally gzipped). Runs on the exporter
-//! thread: this is where deferred attribute values are rendered.
+//! Prepared spans → the OTLP request body (protobuf, optionally gzipped).
+//! Runs on the exporter thread: this is where deferred attribute values are
+//! rendered.
 
+use super::prepared::PreparedSpan;
 use super::proto::{self, any_value::Value};
+use super::wire::{bytes_field, len_field_size, len_header};
 use crate::export::config::{OtlpConfig, SDK_NAME, SDK_VERSION};
-use crate::trace::span::{AttributeValue, SpanData, StatusCode};
+use crate::trace::span::SpanData;
 use flate2::write::GzEncoder;
 use prost::Message;
 use std::io::Write;
 
 pub struct Encoder {
-    resource: proto::Resource,
+    /// `ResourceSpans.resource` and `ScopeSpans.scope`, encoded once.
+    resource: Vec<u8>,
+    scope: Vec<u8>,
     limit: Option<usize>,
     gzip: bool,
 }
+
+// Field numbers of the request envelope.
+const REQUEST_RESOURCE_SPANS: u32 = 1;
+const RESOURCE_SPANS_RESOURCE: u32 = 1;
+const RESOURCE_SPANS_SCOPE_SPANS: u32 = 2;
+const SCOPE_SPANS_SCOPE: u32 = 1;
+const SCOPE_SPANS_SPANS: u32 = 2;
 
 impl Encoder {
     pub fn new(config: &OtlpConfig) -> Self {
         let attributes = config
             .resource_attributes
             .iter()
-            .map(|(k, v)| key_value(k.clone(), Value::StringValue(v.clone())))
+            .map(|(k, v)| proto::KeyValue {
+                key: k.clone(),
+                value: Some(proto::AnyValue {
+                    value: Some(Value::StringValue(v.clone())),
+                }),
+            })
             .collect();
+        let scope = proto::InstrumentationScope {
+            name: SDK_NAME.to_string(),
+            version: SDK_VERSION.to_string(),
+        };
         Encoder {
-            resource: proto::Resource { attributes },
+            resource: proto::Resource { attributes }.encode_to_vec(),
+            scope: scope.encode_to_vec(),
             limit: config.attribute_value_length_limit,
             gzip: config.gzip,
         }
@@ -32,26 +54,32 @@ impl Encoder {
         self.gzip
     }
 
-    /// One ResourceSpans with one ScopeSpans holding `spans` (moved in, so
-    /// no attribute string is copied).
-    pub fn request(&self, spans: Vec<SpanData>) -> proto::ExportTraceServiceRequest {
-        proto::ExportTraceServiceRequest {
-            resource_spans: vec![proto::ResourceSpans {
-                resource: Some(self.resource.clone()),
-                scope_spans: vec![proto::ScopeSpans {
-                    scope: Some(proto::InstrumentationScope {
-                        name: SDK_NAME.to_string(),
-                        version: SDK_VERSION.to_string(),
-                    }),
-                    spans: spans.into_iter().map(|s| self.span(s)).collect(),
-                }],
-            }],
+    /// `OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT`, for `PreparedSpan::new`.
+    pub fn limit(&self) -> Option<usize> {
+        self.limit
+    }
+
+    /// The ExportTraceServiceRequest for `spans`: one ResourceSpans with one
+    /// ScopeSpans holding them (their deferred attributes rendered now).
+    pub fn raw(&self, spans: &[PreparedSpan]) -> Vec<u8> {
+        let mut encoded = Vec::new();
+        for span in spans {
+            span.write(SCOPE_SPANS_SPANS, self.limit, &mut encoded);
         }
+        let scope_spans = len_field_size(self.scope.len()) + encoded.len();
+        let resource_spans = len_field_size(self.resource.len()) + len_field_size(scope_spans);
+        let mut out = Vec::with_capacity(len_field_size(resource_spans));
+        len_header(&mut out, REQUEST_RESOURCE_SPANS, resource_spans);
+        bytes_field(&mut out, RESOURCE_SPANS_RESOURCE, &self.resource);
+        len_header(&mut out, RESOURCE_SPANS_SCOPE_SPANS, scope_spans);
+        bytes_field(&mut out, SCOPE_SPANS_SCOPE, &self.scope);
+        out.extend_from_slice(&encoded);
+        out
     }
 
     /// The HTTP body for `spans`: protobuf, gzipped when configured.
-    pub fn body(&self, spans: Vec<SpanData>) -> Vec<u8> {
-        let raw = self.request(spans).encode_to_vec();
+    pub fn body(&self, spans: &[PreparedSpan]) -> Vec<u8> {
+        let raw = self.raw(spans);
         if !self.gzip {
             return raw;
         }
@@ -66,81 +94,12 @@ impl Encoder {
         }
     }
 
-    fn span(&self, span: SpanData) -> proto::Span {
-        proto::Span {
-            trace_id: span.trace_id.to_vec(),
-            span_id: span.span_id.to_vec(),
-            trace_state: span.trace_state.as_deref().unwrap_or("").to_string(),
-            parent_span_id: span.parent_span_id.map(|p| p.to_vec()).unwrap_or_default(),
-            name: span.name,
-            kind: proto::SPAN_KIND_INTERNAL,
-            start_time_unix_nano: span.start_time_unix_nano,
-            end_time_unix_nano: span.end_time_unix_nano,
-            attributes: self.attributes(span.attributes),
-            status: Some(proto::Status {
-                message: match span.status.code {
-                    // OTLP: a description only accompanies ERROR.
-                    StatusCode::Error => span.status.message.unwrap_or_default(),
-                    _ => String::new(),
-                },
-                code: span.status.code as i32,
-            }),
-            flags: proto::SPAN_FLAGS_SAMPLED_LOCAL_PARENT
-                | if span.parent_is_remote {
-                    proto::SPAN_FLAGS_REMOTE_PARENT
-                } else {
-                    0
-                },
-        }
-    }
-
-    /// In first-set order; a key set twice keeps its last value. Spans carry
-    /// a few dozen attributes at most: a linear scan beats hashing here.
-    fn attributes(&self, attrs: Vec<(String, AttributeValue)>) -> Vec<proto::KeyValue> {
-        let mut out: Vec<proto::KeyValue> = Vec::with_capacity(attrs.len());
-        for (k, v) in attrs.into_iter().rev() {
-            if !out.iter().any(|kv| kv.key == k) {
-                let value = self.value(v);
-                out.push(key_value(k, value));
-            }
-        }
-        out.reverse();
-        out
-    }
-
-    fn value(&self, v: AttributeValue) -> Value {
-        match v {
-            AttributeValue::String(s) => Value::StringValue(self.cut(s)),
-            AttributeValue::Deferred(d) => Value::StringValue(self.cut(d.render())),
-            AttributeValue::Int(i) => Value::IntValue(i),
-            AttributeValue::Double(d) => Value::DoubleValue(d),
-            AttributeValue::Bool(b) => Value::BoolValue(b),
-            AttributeValue::StringArray(items) => Value::ArrayValue(proto::ArrayValue {
-                values: items
-                    .into_iter()
-                    .map(|s| proto::AnyValue {
-                        value: Some(Value::StringValue(self.cut(s))),
-                    })
-                    .collect(),
-            }),
-        }
-    }
-
-    /// OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT counts characters, not bytes.
-    fn cut(&self, mut s: String) -> String {
-        if let Some(limit) = self.limit {
-            if let Some((at, _)) = s.char_indices().nth(limit) {
-                s.truncate(at);
-            }
-        }
-        s
-    }
-}
-
-fn key_value(key: String, value: Value) -> proto::KeyValue {
-    proto::KeyValue {
-        key,
-        value: Some(proto::AnyValue { value: Some(value) }),
+    /// `spans` prepared as `on_end` prepares them (tests and figures).
+    pub fn prepare(&self, spans: Vec<SpanData>) -> Vec<PreparedSpan> {
+        spans
+            .into_iter()
+            .map(|s| PreparedSpan::new(s, self.limit))
+            .collect()
     }
 }
 

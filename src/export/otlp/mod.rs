@@ -1,25 +1,29 @@
 //! The `otlp` exporter: spans go through a bounded queue to one exporter
 //! thread that batches, encodes (protobuf, gzip) and POSTs them over
-//! OTLP/HTTP with retries. The JavaScript thread only pushes onto the queue.
+//! OTLP/HTTP with retries. The JavaScript thread encodes each span's own
+//! fields (`prepared`) and pushes it onto the queue.
 //!
 //! Wiring (napi layer): `resolve` gives `ExporterChoice::Otlp(config)`; set
 //! `config.on_warning` to a thread-safe bridge to `process.emitWarning` (it is
 //! called on the exporter thread), or leave it `None` and drain
 //! `take_warnings()` from the JavaScript thread now and then. Either way the
 //! warnings `resolve` put in `config.warnings` come out the same way.
-//! `on_end` is a queue push; `force_flush`/`shutdown` block the calling
+//! `on_end` encodes the span (all but its deferred values) and pushes it; `force_flush`/`shutdown` block the calling
 //! thread up to their timeout (call them from a worker thread, or at exit).
 
 mod batch;
 pub mod encode;
 pub mod http;
+pub mod prepared;
 pub mod proto;
 mod warn;
+mod wire;
 
 use super::config::OtlpConfig;
 use crate::trace::sink::SpanSink;
 use crate::trace::span::SpanData;
 use batch::{Shared, Worker};
+use prepared::PreparedSpan;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -27,6 +31,8 @@ use std::time::{Duration, Instant};
 
 pub struct OtlpSink {
     shared: Arc<Shared>,
+    /// OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT, applied as spans are prepared.
+    limit: Option<usize>,
     thread: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -58,6 +64,7 @@ impl OtlpSink {
             .map_err(|e| format!("TracingPlugin: could not start the OTLP exporter thread: {e}"))?;
         Ok(OtlpSink {
             shared,
+            limit: config.attribute_value_length_limit,
             thread: Mutex::new(Some(thread)),
         })
     }
@@ -71,7 +78,7 @@ impl OtlpSink {
 
 impl SpanSink for OtlpSink {
     fn on_end(&self, span: SpanData) {
-        self.shared.push(span);
+        self.shared.push(PreparedSpan::new(span, self.limit));
     }
 
     fn force_flush(&self, timeout: Duration) -> bool {

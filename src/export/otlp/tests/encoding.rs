@@ -16,7 +16,7 @@ fn attr<'a>(attrs: &'a [KeyValue], key: &str) -> Option<&'a Value> {
 
 fn roundtrip(c: &OtlpConfig, spans: &[SpanData]) -> ExportTraceServiceRequest {
     let encoder = Encoder::new(c);
-    let bytes = encoder.request(spans.to_vec()).encode_to_vec();
+    let bytes = encoder.raw(&encoder.prepare(spans.to_vec()));
     ExportTraceServiceRequest::decode(&bytes[..]).expect("decodes with the official types")
 }
 
@@ -153,8 +153,8 @@ fn gzip_body_inflates_to_the_protobuf() {
     let c = OtlpConfig::with_endpoint("http://x/");
     let encoder = Encoder::new(&c);
     let spans: Vec<SpanData> = (0..50).map(|i| span(&format!("s{i}"))).collect();
-    let zipped = encoder.body(spans.clone());
-    let raw = encoder.request(spans.clone()).encode_to_vec();
+    let zipped = encoder.body(&encoder.prepare(spans.clone()));
+    let raw = encoder.raw(&encoder.prepare(spans.clone()));
     assert!(
         zipped.len() * 3 < raw.len(),
         "{} vs {}",
@@ -168,7 +168,8 @@ fn gzip_body_inflates_to_the_protobuf() {
     assert_eq!(out, raw);
     let mut plain = c.clone();
     plain.gzip = false;
-    assert_eq!(Encoder::new(&plain).body(spans), raw);
+    let plain = Encoder::new(&plain);
+    assert_eq!(plain.body(&plain.prepare(spans)), raw);
 }
 
 #[test]

@@ -4,6 +4,7 @@ mod collector;
 mod delivery;
 mod encoding;
 mod figures;
+mod prepared;
 
 use super::OtlpSink;
 use crate::export::config::OtlpConfig;
