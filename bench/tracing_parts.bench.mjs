@@ -4,12 +4,15 @@
 // through: a plain JavaScript no-op plugin; TracingPlugin with every native
 // call made a no-op (its JavaScript alone); the same plus one minimal native
 // call per callback (the crossing); the whole plugin. Each with content
-// capture on (the default) and off. Exporter 'none': the export is measured
-// by export_pipeline. Interleaved rounds in one process; medians.
+// capture on (the default) and off. Then the same split in whole
+// InMemoryRunner runs. Exporter 'none': the export is measured by
+// export_pipeline. Interleaved rounds in one process; medians.
 import { BasePlugin, Context, FunctionTool, InvocationContext, LlmAgent, LogLevel, PluginManager, createEvent, setLogLevel } from '@google/adk'
 import { createRequire } from 'node:module'
 import { TracingPlugin } from '../index.js'
 import { stubNativeCalls } from './helpers/native_stub.mjs'
+import { weatherRunner } from './helpers/weather_runner.mjs'
+import { call } from '../__test__/helpers/scripted_llm.mjs'
 
 const require = createRequire(import.meta.url)
 const native = require('../binding.js')
@@ -122,6 +125,44 @@ for (let r = -2; r < ROUNDS; r++) {
 console.log(`node ${process.version}, ${ROUNDS} interleaved rounds x ${LIFECYCLES} lifecycles (32 awaited calls, all 17 callbacks), median µs per lifecycle`)
 const base = median(samples[names[0]])
 for (const n of names) console.log(`${n.padEnd(32)}${median(samples[n]).toFixed(1).padStart(8)}${(median(samples[n]) / base).toFixed(2).padStart(8)}x no-op`)
+
+// The same split in whole InMemoryRunner runs (a scripted model turn calling
+// a tool, then an answer; a fresh session per run): the native calls'
+// share is larger here than in the lifecycle above, where the same objects
+// come back hot.
+const RUNS = Number(process.env.BENCH_RUNS ?? 200)
+const runVariants = {
+  'no plugin': undefined,
+  'no-op JS plugin': new NoopPlugin(),
+  'JS only, capture on': tracing(true, 'none'),
+  '+ 1 native call per callback': tracing(true, 'minimal'),
+  'whole plugin, capture on': tracing(true),
+}
+const runNames = Object.keys(runVariants)
+const runners = Object.fromEntries(runNames.map((n) => [n, weatherRunner('parts', runVariants[n])]))
+async function runOnce({ llm, runner }, i) {
+  llm.script.push(call('lookup', { city: 'Paris' }), `Sunny in Paris (${i}).`)
+  const s = await runner.sessionService.createSession({ appName: 'parts', userId: 'u' })
+  for await (const _ of runner.runAsync({ userId: 'u', sessionId: s.id, newMessage: { role: 'user', parts: [{ text: 'Weather in Paris?' }] } })) {
+    // drain
+  }
+  await runner.sessionService.deleteSession({ appName: 'parts', userId: 'u', sessionId: s.id })
+  llm.requests.length = 0
+}
+const added = Object.fromEntries(runNames.map((n) => [n, []]))
+for (let r = -2; r < ROUNDS; r++) {
+  const round = {}
+  for (let k = 0; k < runNames.length; k++) {
+    const name = runNames[(k + r + runNames.length) % runNames.length]
+    const cpu0 = process.cpuUsage()
+    for (let i = 0; i < RUNS; i++) await runOnce(runners[name], i)
+    const cpu = process.cpuUsage(cpu0)
+    round[name] = (cpu.user + cpu.system) / RUNS
+  }
+  if (r >= 0) for (const n of runNames) added[n].push(round[n] - round['no plugin'])
+}
+console.log(`\nInMemoryRunner runs (${ROUNDS} interleaved rounds x ${RUNS} runs, 5 spans each), median process CPU µs added per run vs no plugin`)
+for (const n of runNames.slice(1)) console.log(`${n.padEnd(32)}${median(added[n]).toFixed(1).padStart(8)}`)
 
 // One call into the native tracer: a method of the napi class (unwrapping
 // `this`, napi-rs's native-borrow registry) vs an exported function taking
