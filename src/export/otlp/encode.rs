@@ -54,11 +54,6 @@ impl Encoder {
         self.gzip
     }
 
-    /// `OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT`, for `PreparedSpan::new`.
-    pub fn limit(&self) -> Option<usize> {
-        self.limit
-    }
-
     /// The ExportTraceServiceRequest for `spans`: one ResourceSpans with one
     /// ScopeSpans holding them (their deferred attributes rendered now).
     pub fn raw(&self, spans: &[PreparedSpan]) -> Vec<u8> {
