@@ -6,7 +6,8 @@ use super::span::SpanData;
 use std::time::Duration;
 
 /// Receives every ended span. `on_end` runs on the JavaScript thread and must
-/// stay cheap: real work (encoding, I/O) belongs on a sink's own thread.
+/// stay cheap: the heavy work (rendering conversation JSON, compression, I/O)
+/// belongs on a sink's own thread.
 pub trait SpanSink: Send + Sync {
     fn on_end(&self, span: SpanData);
     /// Blocks (off the JavaScript thread) until every span handed over so far
