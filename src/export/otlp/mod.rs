@@ -8,8 +8,9 @@
 //! called on the exporter thread), or leave it `None` and drain
 //! `take_warnings()` from the JavaScript thread now and then. Either way the
 //! warnings `resolve` put in `config.warnings` come out the same way.
-//! `on_end` encodes the span (all but its deferred values) and pushes it; `force_flush`/`shutdown` block the calling
-//! thread up to their timeout (call them from a worker thread, or at exit).
+//! `on_end` encodes the span (all but its deferred values) and pushes it;
+//! `force_flush`/`shutdown` block the calling thread up to their timeout
+//! (call them from a worker thread, or at exit).
 
 mod batch;
 pub mod encode;
