@@ -6,7 +6,6 @@ use super::prepared::PreparedSpan;
 use super::proto::{self, any_value::Value};
 use super::wire::{bytes_field, len_field_size, len_header};
 use crate::export::config::{OtlpConfig, SDK_NAME, SDK_VERSION};
-use crate::trace::span::SpanData;
 use flate2::write::GzEncoder;
 use prost::Message;
 use std::io::Write;
@@ -90,7 +89,8 @@ impl Encoder {
     }
 
     /// `spans` prepared as `on_end` prepares them (tests and figures).
-    pub fn prepare(&self, spans: Vec<SpanData>) -> Vec<PreparedSpan> {
+    #[cfg(test)]
+    pub fn prepare(&self, spans: Vec<crate::trace::span::SpanData>) -> Vec<PreparedSpan> {
         spans
             .into_iter()
             .map(|s| PreparedSpan::new(s, self.limit))

@@ -3,7 +3,10 @@
 //! resource/v1 and collector/trace/v1). Declaring them here keeps the
 //! opentelemetry SDK crates out of the addon; the tests decode what we send
 //! with opentelemetry-proto's generated types, so a wrong tag fails a test.
+//! The request envelope and its spans are written by hand (`prepared`,
+//! `encode`); their message types here are the tests' reference only.
 
+#[cfg(test)]
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct ExportTraceServiceRequest {
     #[prost(message, repeated, tag = "1")]
@@ -24,6 +27,7 @@ pub struct ExportTracePartialSuccess {
     pub error_message: String,
 }
 
+#[cfg(test)]
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct ResourceSpans {
     #[prost(message, optional, tag = "1")]
@@ -38,6 +42,7 @@ pub struct Resource {
     pub attributes: Vec<KeyValue>,
 }
 
+#[cfg(test)]
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct ScopeSpans {
     #[prost(message, optional, tag = "1")]
@@ -54,6 +59,7 @@ pub struct InstrumentationScope {
     pub version: String,
 }
 
+#[cfg(test)]
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct Span {
     #[prost(bytes = "vec", tag = "1")]
@@ -88,6 +94,7 @@ pub const SPAN_FLAGS_SAMPLED_LOCAL_PARENT: u32 = 0x01 | 0x100;
 /// ...unless CONTEXT_IS_REMOTE is set too.
 pub const SPAN_FLAGS_REMOTE_PARENT: u32 = 0x200;
 
+#[cfg(test)]
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct Status {
     #[prost(string, tag = "2")]
