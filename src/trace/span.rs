@@ -87,10 +87,38 @@ impl SpanData {
     }
 }
 
-/// Wall-clock time in Unix nanoseconds, the unit of every span time.
+/// Wall-clock time in Unix nanoseconds, the unit of every span time: the
+/// time of the callback being applied (`at_time`), else the clock's.
 pub fn now_nanos() -> u64 {
+    match CALLBACK_TIME.get() {
+        0 => clock_nanos(),
+        t => t,
+    }
+}
+
+/// The system clock in Unix nanoseconds.
+pub fn clock_nanos() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(0)
+}
+
+thread_local! {
+    /// Set while a callback recorded earlier is applied (0: none).
+    static CALLBACK_TIME: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Runs `f` with `now_nanos` answering `t`: the callbacks are recorded by
+/// JavaScript with their time and applied later, together
+/// (src/js/tracing/records.rs), and every span time is the callback's.
+pub fn at_time<T>(t: u64, f: impl FnOnce() -> T) -> T {
+    struct Reset(u64);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            CALLBACK_TIME.set(self.0);
+        }
+    }
+    let _reset = Reset(CALLBACK_TIME.replace(t.max(1)));
+    f()
 }
