@@ -1,7 +1,8 @@
 'use strict'
 // TracingPlugin: mirrors ADK callbacks into OpenTelemetry GenAI spans.
-// The callbacks read the few values they need from ADK's objects and call
-// synchronous native functions with the tracer's handle; unused callbacks
+// The callbacks read the few values they need from ADK's objects and write
+// them as records (lib/tracing/records.js), handed in batches to the native
+// tracer, whose span model runs on a thread of its own; unused callbacks
 // are the shared PASS promise. Tracing never throws into the run: every
 // problem becomes one process warning per kind.
 const native = require('./native.js')
@@ -20,6 +21,7 @@ const { safeJson } = require('./tracing/json.js')
 const { flattenAgentTree, rootOf } = require('./tracing/agents.js')
 const { activeSpanContext } = require('./tracing/active_parent.js')
 const { Histories } = require('./tracing/history.js')
+const R = require('./tracing/records.js')
 
 const warned = new Set()
 function warnOnce(kind, message, code = `ADK_TRACING_${kind}`) {
@@ -287,22 +289,18 @@ function toolsJson(config) {
 
 const NO_USAGE = Object.freeze({})
 
-// The native callback functions, each taking a tracer's handle first.
-const CALLS = Object.freeze({
-  tracerStartInvocation: native.tracerStartInvocation,
-  tracerBeforeAgent: native.tracerBeforeAgent,
-  tracerAfterAgent: native.tracerAfterAgent,
-  tracerBeforeModel: native.tracerBeforeModel,
-  tracerAfterModel: native.tracerAfterModel,
-  tracerModelError: native.tracerModelError,
-  tracerBeforeTool: native.tracerBeforeTool,
-  tracerAfterTool: native.tracerAfterTool,
-  tracerToolError: native.tracerToolError,
-  tracerOnEvent: native.tracerOnEvent,
-  tracerFinish: native.tracerFinish,
-  tracerSeenWanted: native.tracerSeenWanted,
-  tracerSupplySeen: native.tracerSupplySeen,
-})
+// The native function the callbacks use: tracerApply(handle, ...) hands a
+// batch of records (lib/tracing/records.js) to the tracing thread.
+const CALLS = Object.freeze({ tracerApply: native.tracerApply })
+
+// How long records may wait for the next hand-over (a program that needs
+// them applied sooner reads a result: every reading hands them over first).
+const HAND_OVER_MS = 5
+
+// What tracerApply answers: bits the tracing thread set since.
+const WARNED = 1
+const SLOTS_REFUSED = 2
+const PROBLEM = 4
 
 /** The W3C text of a span context's `traceState` (an object with
  * `serialize()` in @opentelemetry/api); undefined when it has none. */
@@ -351,9 +349,9 @@ function keepsSeenResult(result, capture) {
 }
 
 // Results afterToolCallback saw, held per invocation (at most this many
-// each, the latest) until it ends: only those of spans that no function
-// response event ended are then made JSON, so the usual path stringifies a
-// result once, on the event.
+// each, the latest) until it ends: only those no function response event
+// answered (by call id) are then made JSON, so the usual path stringifies
+// a result once, on the event.
 const SEEN_PER_INVOCATION = 64
 
 /** Whether the run streams (SSE): a model call may then answer in several
@@ -409,6 +407,18 @@ class TracingPlugin {
     Object.defineProperty(this, '_h', { value: native.handle })
     // Replaceable by benchmarks that time the JavaScript side alone.
     Object.defineProperty(this, '_n', { value: CALLS, writable: true })
+    // The callbacks' records not yet applied (lib/tracing/records.js); they
+    // are applied when a run ends, when the batch is big, and before
+    // anything reads the native tracer's state.
+    Object.defineProperty(this, '_r', { value: new R.Records() })
+    Object.defineProperty(this, '_apply', { value: (nums, n, text, big, now) => this._n.tracerApply(this._h, nums, n, text, big, now) })
+    this._timer = undefined
+    Object.defineProperty(this, '_timerFlush', {
+      value: () => {
+        this._timer = undefined
+        this._flush()
+      },
+    })
     this._capture = options.captureContent ?? envCapture()
     this._stopped = false
     this._shutdownPromise = undefined
@@ -420,7 +430,7 @@ class TracingPlugin {
     // Root agent -> handle of its tree in the native tracer (sent once).
     this._trees = new WeakMap()
     this._maxOpen = options.maxOpenInvocations ?? 10000
-    this._seen = new Map() // invocation id -> Map(token -> result)
+    this._seen = new Map() // invocation id -> Map(token -> { result, callId })
     // Runs started here and not yet finished, oldest first: past
     // maxOpenInvocations the oldest is finished as interrupted from here,
     // so the results it holds reach its spans (the native side's own cap
@@ -429,7 +439,7 @@ class TracingPlugin {
     this._seenToken = 0
     this._linked = false // an AgentTool run was linked to its call (lib/agent_tool.js)
     // History captured once per conversation (off: today's full capture).
-    this._histories = envFullCapture() ? undefined : new Histories((slot) => native.forgetHistory(slot))
+    this._histories = envFullCapture() ? undefined : new Histories((slot) => this._forgetHistory(slot))
     const warning = native.warning
     if (warning) warnOnce('NO_EXPORTER', warning)
     live.add(new WeakRef(this))
@@ -437,11 +447,55 @@ class TracingPlugin {
   }
 
   get openInvocationCount() {
+    this._flush()
     return this._native.openInvocationCount
   }
 
   get droppedSpanCount() {
+    this._flush()
     return this._native.droppedSpanCount
+  }
+
+  /** After a callback: the batch goes now when it is big, else within
+   * HAND_OVER_MS (one hand-over for several runs: the tracing thread is
+   * woken once for them and applies them back to back). */
+  _handOverSoon() {
+    if (this._r.full) {
+      this._flush()
+    } else if (this._timer === undefined) {
+      this._timer = setTimeout(this._timerFlush, HAND_OVER_MS)
+      this._timer.unref?.()
+    }
+  }
+
+  /** Hands the records not yet handed over to the tracing thread, and
+   * takes what it has to tell. Never throws. */
+  _flush() {
+    const r = this._r
+    if (r.n === 0) return
+    let bits
+    try {
+      bits = r.take(this._apply)
+    } catch (e) {
+      problem('applying callbacks', e)
+      return
+    }
+    if (this._open.size === 0) pinned.delete(this)
+    if (bits === 0) return
+    try {
+      if ((bits & WARNED) !== 0) this._drainWarnings()
+      if ((bits & SLOTS_REFUSED) !== 0) {
+        const slots = this._native.takeRefusedSlots()
+        if (slots) for (const slot of slots) this._histories?.forgetSlot(slot)
+      }
+      if ((bits & PROBLEM) !== 0) problem('applying callbacks', new Error(this._native.takeProblem() ?? 'unknown'))
+    } catch (e) {
+      problem('applying callbacks', e)
+    }
+  }
+
+  _forgetHistory(slot) {
+    this._r.forgetHistory(slot)
   }
 
   // A run starts: onUserMessageCallback (runAsync) or beforeRunCallback.
@@ -472,29 +526,28 @@ class TracingPlugin {
     if (root === undefined) this._noteTreeless(id)
     const tree = this._treeHandle(root)
     const session = ic.session
-    this._n.tracerStartInvocation(
-      this._h,
-      id,
-      str(session?.id),
-      str(session?.appName),
-      str(session?.userId),
-      str(root?.name),
-      str(root?.description),
-      tree,
-      tree === 0 ? flattenAgentTree(root) : undefined,
-      capture && userContent != null ? safeJson(userContent) : undefined,
-      capture,
-      envVertex(),
-      parent?.traceId,
-      parent?.spanId,
-      parent === undefined ? undefined : (parent.traceFlags & 1) === 1,
-      parent?.isRemote === true,
-      parent === undefined ? undefined : traceStateText(parent),
-    )
+    const flat = tree === 0 ? flattenAgentTree(root) : undefined
+    const userJson = capture && userContent != null ? safeJson(userContent) : undefined
+    const vertex = envVertex()
+    const sampled = parent === undefined ? undefined : (parent.traceFlags & 1) === 1
+    const traceState = parent === undefined ? undefined : traceStateText(parent)
+    // Everything is read before the record is written: a throwing getter
+    // must not leave half a record.
+    const sessionId = str(session?.id)
+    const appName = str(session?.appName)
+    const userId = str(session?.userId)
+    const rootName = str(root?.name)
+    const rootDescription = str(root?.description)
+    const traceId = str(parent?.traceId)
+    const spanId = str(parent?.spanId)
+    const isRemote = parent?.isRemote === true
+    const r = this._r
+    r.start(id, sessionId, appName, userId, rootName, rootDescription, tree, flat, userJson, capture, vertex, traceId, spanId, sampled, isRemote, traceState)
     if (caller !== undefined) {
       this._linked = true
-      this._native.linkInvocation(id, caller.invocationId, caller.functionCallId, caller.toolName)
+      r.link(id, caller.invocationId, caller.functionCallId, caller.toolName)
     }
+    this._handOverSoon()
   }
 
   onUserMessageCallback(params) {
@@ -532,17 +585,14 @@ class TracingPlugin {
       // A function-response event's content is rebuilt in Rust from the
       // responses: big tool results are stringified once, not twice.
       const responsesOnly = responses !== undefined && responses.length === content.parts.length * 3 && content.role === 'user'
-      this._n.tracerOnEvent(
-        this._h,
-        id,
-        str(event.author),
-        partial,
-        event.errorCode == null ? undefined : String(event.errorCode),
-        event.errorMessage == null ? undefined : String(event.errorMessage),
-        capture && content != null && !responsesOnly ? safeJson(content) : undefined,
-        responses,
-        responsesOnly,
-      )
+      const author = str(event.author)
+      const errorCode = event.errorCode == null ? undefined : String(event.errorCode)
+      const errorMessage = event.errorMessage == null ? undefined : String(event.errorMessage)
+      const contentJson = capture && content != null && !responsesOnly ? safeJson(content) : undefined
+      if (responses !== undefined && this._seen.size !== 0) this._answered(id, responses)
+      const r = this._r
+      r.event(id, author, errorCode, errorMessage, contentJson, responsesOnly, responses)
+      this._handOverSoon()
     } catch (e) {
       problem('onEventCallback', e)
     }
@@ -553,14 +603,7 @@ class TracingPlugin {
     if (this._stopped) return PASS
     try {
       const id = params?.invocationContext?.invocationId
-      if (typeof id === 'string') {
-        if (this._seen.size !== 0) this._supplySeenWithLinked(id)
-        // 2 * open invocations + 1 when the exporter has warnings to take.
-        const state = this._n.tracerFinish(this._h, id, false)
-        this._forget(id)
-        if (state < 2) pinned.delete(this)
-        if (state % 2 === 1) this._drainWarnings()
-      }
+      if (typeof id === 'string') this._finish(id, false)
     } catch (e) {
       problem('afterRunCallback', e)
     }
@@ -572,7 +615,11 @@ class TracingPlugin {
     try {
       const id = invocationIdOf(params?.callbackContext)
       const name = str(params?.agent?.name) ?? agentNameOf(params?.callbackContext)
-      if (id !== undefined && name !== undefined) this._n.tracerBeforeAgent(this._h, id, name)
+      if (id !== undefined && name !== undefined) {
+        const r = this._r
+        r.agent(R.BEFORE_AGENT, id, name)
+        this._handOverSoon()
+      }
     } catch (e) {
       problem('beforeAgentCallback', e)
     }
@@ -584,7 +631,11 @@ class TracingPlugin {
     try {
       const id = invocationIdOf(params?.callbackContext)
       const name = str(params?.agent?.name) ?? agentNameOf(params?.callbackContext)
-      if (id !== undefined && name !== undefined) this._n.tracerAfterAgent(this._h, id, name)
+      if (id !== undefined && name !== undefined) {
+        const r = this._r
+        r.agent(R.AFTER_AGENT, id, name)
+        this._handOverSoon()
+      }
     } catch (e) {
       problem('afterAgentCallback', e)
     }
@@ -618,21 +669,14 @@ class TracingPlugin {
       // A string instruction (the usual one) goes as is: the native side
       // writes its JSON (a lone surrogate would not survive the crossing).
       const systemText = typeof system === 'string' && wellFormed(system) ? system : undefined
-      const applied = this._n.tracerBeforeModel(
-        this._h,
-        id,
-        agent,
-        str(request?.model),
-        configJson(config),
-        toolsJson(config),
-        system != null && systemText === undefined ? safeJson(system) : undefined,
-        contents?.json,
-        contents?.slot,
-        contents?.reuse,
-        contents?.keep,
-        systemText,
-      )
-      if (applied === false && key !== undefined) history.forgetKey(key)
+      const model = str(request?.model)
+      const configText = configJson(config)
+      const toolsText = toolsJson(config)
+      const systemJson = system != null && systemText === undefined ? safeJson(system) : undefined
+      const slot = contents?.slot ?? 0
+      const r = this._r
+      r.beforeModel(id, agent, model, configText, toolsText, systemJson, contents?.json, slot, contents?.reuse ?? 0, contents?.keep, systemText)
+      this._handOverSoon()
     } catch (e) {
       // The native side may not hold what this side now remembers.
       if (key !== undefined) history.forgetKey(key)
@@ -654,23 +698,20 @@ class TracingPlugin {
       let usage = response.usageMetadata
       const hasUsage = usage !== null && typeof usage === 'object'
       if (!hasUsage) usage = NO_USAGE
-      this._n.tracerAfterModel(
-        this._h,
-        id,
-        agentNameOf(ctx),
-        false,
-        str(response.finishReason),
-        count(usage.promptTokenCount),
-        count(usage.candidatesTokenCount),
-        count(usage.totalTokenCount),
-        count(usage.thoughtsTokenCount),
-        count(usage.cachedContentTokenCount),
-        response.errorCode == null ? undefined : String(response.errorCode),
-        response.errorMessage == null ? undefined : String(response.errorMessage),
-        this._capture && content != null ? safeJson(content) : undefined,
-        streams(ctx),
-        hasUsage,
-      )
+      const agent = agentNameOf(ctx)
+      const finishReason = str(response.finishReason)
+      const prompt = count(usage.promptTokenCount)
+      const candidates = count(usage.candidatesTokenCount)
+      const total = count(usage.totalTokenCount)
+      const thoughts = count(usage.thoughtsTokenCount)
+      const cached = count(usage.cachedContentTokenCount)
+      const errorCode = response.errorCode == null ? undefined : String(response.errorCode)
+      const errorMessage = response.errorMessage == null ? undefined : String(response.errorMessage)
+      const contentJson = this._capture && content != null ? safeJson(content) : undefined
+      const streamed = streams(ctx)
+      const r = this._r
+      r.afterModel(id, agent, finishReason, prompt, candidates, total, thoughts, cached, errorCode, errorMessage, contentJson, streamed, hasUsage)
+      this._handOverSoon()
     } catch (e) {
       problem('afterModelCallback', e)
     }
@@ -684,7 +725,10 @@ class TracingPlugin {
       const id = invocationIdOf(ctx)
       if (id === undefined) return PASS
       const [type, message] = errorParts(params?.error)
-      this._n.tracerModelError(this._h, id, agentNameOf(ctx), type, message)
+      const agent = agentNameOf(ctx)
+      const r = this._r
+      r.modelError(id, agent, type, message)
+      this._handOverSoon()
     } catch (e) {
       problem('onModelErrorCallback', e)
     }
@@ -698,14 +742,13 @@ class TracingPlugin {
       const id = invocationIdOf(ctx)
       if (id === undefined) return PASS
       this._learnTree(id, ctx)
-      this._n.tracerBeforeTool(
-        this._h,
-        id,
-        agentNameOf(ctx),
-        str(params?.tool?.name) ?? '',
-        str(ctx?.functionCallId),
-        this._capture ? safeJson(params?.toolArgs ?? {}) : undefined,
-      )
+      const agent = agentNameOf(ctx)
+      const tool = str(params?.tool?.name) ?? ''
+      const callId = str(ctx?.functionCallId)
+      const argsJson = this._capture ? safeJson(params?.toolArgs ?? {}) : undefined
+      const r = this._r
+      r.tool(R.BEFORE_TOOL, id, agent, tool, callId, argsJson)
+      this._handOverSoon()
     } catch (e) {
       problem('beforeToolCallback', e)
     }
@@ -722,14 +765,13 @@ class TracingPlugin {
       // long-running tool, an aborted run, an earlier plugin answering
       // onEventCallback); the event, when it comes, wins.
       const result = params?.result
-      this._n.tracerAfterTool(
-        this._h,
-        id,
-        agentNameOf(ctx),
-        str(params?.tool?.name) ?? '',
-        str(ctx?.functionCallId),
-        keepsSeenResult(result, this._capture) ? this._holdSeen(id, result) : 0,
-      )
+      const agent = agentNameOf(ctx)
+      const tool = str(params?.tool?.name) ?? ''
+      const callId = str(ctx?.functionCallId)
+      const token = keepsSeenResult(result, this._capture) ? this._holdSeen(id, result, callId) : 0
+      const r = this._r
+      r.tool(R.AFTER_TOOL, id, agent, tool, callId, token)
+      this._handOverSoon()
     } catch (e) {
       problem('afterToolCallback', e)
     }
@@ -743,7 +785,12 @@ class TracingPlugin {
       const id = invocationIdOf(ctx)
       if (id === undefined) return PASS
       const [type, message] = errorParts(params?.error)
-      this._n.tracerToolError(this._h, id, agentNameOf(ctx), str(params?.tool?.name) ?? '', str(ctx?.functionCallId), type, message)
+      const agent = agentNameOf(ctx)
+      const tool = str(params?.tool?.name) ?? ''
+      const callId = str(ctx?.functionCallId)
+      const r = this._r
+      r.tool(R.TOOL_ERROR, id, agent, tool, callId, type, message)
+      this._handOverSoon()
     } catch (e) {
       problem('onToolErrorCallback', e)
     }
@@ -755,6 +802,7 @@ class TracingPlugin {
   traceIdOf(invocationId) {
     if (typeof invocationId !== 'string') return undefined
     try {
+      this._flush()
       return this._native.traceIdOf(invocationId) ?? undefined
     } catch {
       return undefined
@@ -765,18 +813,24 @@ class TracingPlugin {
   finishInterruptedInvocation(invocationId) {
     if (typeof invocationId !== 'string') return
     try {
-      if (this._seen.size !== 0) this._supplySeenWithLinked(invocationId)
-      const state = this._n.tracerFinish(this._h, invocationId, true)
-      this._forget(invocationId)
-      if (state < 2) pinned.delete(this)
+      this._finish(invocationId, true)
     } catch (e) {
       problem('finishInterruptedInvocation', e)
     }
   }
 
+  /** Ends invocation `id`: its held results first, then the end itself;
+   * applied at once. */
+  _finish(id, interrupted) {
+    if (this._seen.size !== 0) this._supplySeenWithLinked(id)
+    this._r.finish(id, interrupted)
+    this._forget(id)
+    this._handOverSoon()
+  }
+
   /** A token for `result` (see SEEN_PER_INVOCATION); bounded like the
    * open invocations. */
-  _holdSeen(id, result) {
+  _holdSeen(id, result, callId) {
     let held = this._seen.get(id)
     if (held === undefined) {
       if (this._seen.size >= this._maxOpen) this._seen.delete(this._seen.keys().next().value)
@@ -786,32 +840,41 @@ class TracingPlugin {
       held.delete(held.keys().next().value)
     }
     const token = (this._seenToken = (this._seenToken % 0xfffffffe) + 1)
-    held.set(token, result)
+    held.set(token, { result, callId })
     return token
   }
 
-  /** Before invocation `id` ends: the JSON of the held results whose spans
-   * got no function response event; the rest are let go. */
+  /** An event of invocation `id` answered these calls (flat triples of
+   * call id, name, JSON): their held results are not needed, as the event
+   * ends their spans (the tracing thread ignores a result supplied for a
+   * span that has ended). */
+  _answered(id, responses) {
+    const held = this._seen.get(id)
+    if (held === undefined) return
+    for (let i = 0; i < responses.length; i += 3) {
+      const callId = responses[i]
+      if (callId === '') continue
+      for (const [token, seen] of held) {
+        if (seen.callId === callId) held.delete(token)
+      }
+    }
+    if (held.size === 0) this._seen.delete(id)
+  }
+
+  /** Before invocation `id` ends: the JSON of the results it still holds,
+   * for the spans no function response event ended. */
   _supplySeen(id) {
     const held = this._seen.get(id)
     if (held === undefined) return
     this._seen.delete(id)
-    try {
-      const wanted = this._n.tracerSeenWanted(this._h, id)
-      if (wanted == null) return
-      for (const token of wanted) {
-        const result = held.get(token)
-        if (result !== undefined) this._n.tracerSupplySeen(this._h, id, token, responseJson(result, this._capture))
-      }
-    } catch (e) {
-      // The invocation still ends, without these results.
-      problem('afterToolCallback', e)
-    }
+    const r = this._r
+    for (const [token, seen] of held) r.supplySeen(id, token, responseJson(seen.result, this._capture))
   }
 
   /** _supplySeen for `id` and for the AgentTool runs its end ends too. */
   _supplySeenWithLinked(id) {
     if (this._linked) {
+      this._flush()
       const runs = this._native.linkedRuns(id)
       if (runs) for (const run of runs) this._supplySeen(run)
     }
@@ -833,7 +896,8 @@ class TracingPlugin {
   _learnTree(id, ctx) {
     if (this._treeless.size === 0 || !this._treeless.has(id)) return
     const root = rootOf(ctx?.invocationContext?.agent)
-    if (root !== undefined) this._native.addAgents(id, flattenAgentTree(root))
+    if (root === undefined) return
+    this._r.addAgents(id, flattenAgentTree(root))
   }
 
   /** The native handle of `root`'s flattened tree (0: pass it whole). */
@@ -865,6 +929,7 @@ class TracingPlugin {
         this._drainWarnings()
         return undefined
       }
+      this._flush()
       return flushSink(this._sinkId).then(settle, settle)
     } catch (e) {
       problem('forceFlush', e)
@@ -883,6 +948,7 @@ class TracingPlugin {
         return undefined
       }
       this._supplyAllSeen()
+      this._flush()
       this._native.stop()
       this._shutdownPromise = shutdownSink(this._sinkId).then(settle, settle)
     } catch (e) {
@@ -894,6 +960,7 @@ class TracingPlugin {
 
   getFinishedSpans() {
     let list
+    this._flush()
     try {
       list = JSON.parse(this._native.finishedSpansJson())
     } catch (e) {
@@ -911,6 +978,7 @@ class TracingPlugin {
     if (this._stopped) return
     const native = this._native
     this._supplyAllSeen()
+    this._flush()
     if (native.openInvocationCount > 0) native.finishAll(true)
     this._open.clear()
     pinned.delete(this)
@@ -920,6 +988,7 @@ class TracingPlugin {
   _exit() {
     this._stopped = true
     this._supplyAllSeen()
+    this._flush()
     this._native.stop()
   }
 }

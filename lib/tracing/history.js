@@ -202,6 +202,17 @@ class Histories {
     this._drop(conv)
   }
 
+  /** Forgets the conversation kept under `slot` (the native side could
+   * not supply a delta of it). */
+  forgetSlot(slot) {
+    for (const [key, conv] of this._byKey) {
+      if (conv.slot === slot) {
+        this.forgetKey(key)
+        return
+      }
+    }
+  }
+
   /** Forgets every conversation (the native side is told for each). */
   clear() {
     for (const conv of this._byKey.values()) this._forget(conv.slot)

@@ -573,9 +573,9 @@ impl Tracer {
     }
 
     /// `held`: the JavaScript side's handle of the result afterToolCallback
-    /// saw (0: none). `seen_wanted` and `supply_seen` turn it into JSON only
-    /// for a span no function response event ended (the event, when it
-    /// comes, wins), so the usual path does not stringify a result twice.
+    /// saw (0: none). `supply_seen` brings its JSON only for a span no
+    /// function response event ended (the event, when it comes, wins), so
+    /// the usual path does not stringify a result twice.
     pub fn after_tool(
         &mut self,
         inv_id: &str,
@@ -597,21 +597,9 @@ impl Tracer {
         }
     }
 
-    /// Tokens of held results (`after_tool`) that the end of the
-    /// invocation will need: their spans got no function response event.
-    pub fn seen_wanted(&self, inv_id: &str) -> Vec<u32> {
-        let Some(inv) = self.open.get(inv_id) else {
-            return Vec::new();
-        };
-        inv.tools
-            .iter()
-            .filter(|t| t.seen_token != 0 && t.seen_result.is_none())
-            .filter(|t| t.callbacks_done || t.errored)
-            .map(|t| t.seen_token)
-            .collect()
-    }
-
-    /// The JSON of the held result `token` (see `seen_wanted`).
+    /// The JSON of the held result `token`, for its span if no function
+    /// response event ended it (lib/tracing.js supplies the results it
+    /// still holds as an invocation ends).
     pub fn supply_seen(&mut self, inv_id: &str, token: u32, result_json: String) {
         if token == 0 {
             return;

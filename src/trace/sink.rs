@@ -5,12 +5,12 @@
 use super::span::SpanData;
 use std::time::Duration;
 
-/// Receives every ended span. `on_end` runs on the JavaScript thread and must
-/// stay cheap: the heavy work (rendering conversation JSON, compression, I/O)
-/// belongs on a sink's own thread.
+/// Receives every ended span. `on_end` runs on the thread the span model runs
+/// on and must stay cheap: the heavy work (rendering conversation JSON,
+/// compression, I/O) belongs on a sink's own thread.
 pub trait SpanSink: Send + Sync {
     fn on_end(&self, span: SpanData);
-    /// Blocks (off the JavaScript thread) until every span handed over so far
+    /// Blocks (off the span model's thread) until every span handed over so far
     /// was exported and answered, or `timeout` passed. True when all were.
     fn force_flush(&self, timeout: Duration) -> bool;
     /// Flushes within `timeout` and stops; later spans are dropped. Idempotent.

@@ -78,7 +78,7 @@ impl Shared {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The JavaScript thread's part: a lock, a push, rarely a wake-up.
+    /// The span model thread's part: a lock, a push, rarely a wake-up.
     pub fn push(&self, span: PreparedSpan) {
         let mut st = self.lock();
         if st.shutdown {

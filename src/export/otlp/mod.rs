@@ -1,12 +1,12 @@
 //! The `otlp` exporter: spans go through a bounded queue to one exporter
 //! thread that batches, encodes (protobuf, gzip) and POSTs them over
-//! OTLP/HTTP with retries. The JavaScript thread encodes each span's own
+//! OTLP/HTTP with retries. The span model's thread encodes each span's own
 //! fields (`prepared`) and pushes it onto the queue.
 //!
 //! Wiring (napi layer): `resolve` gives `ExporterChoice::Otlp(config)`; set
 //! `config.on_warning` to a thread-safe bridge to `process.emitWarning` (it is
 //! called on the exporter thread), or leave it `None` and drain
-//! `take_warnings()` from the JavaScript thread now and then. Either way the
+//! `take_warnings()` now and then. Either way the
 //! warnings `resolve` put in `config.warnings` come out the same way.
 //! `on_end` encodes the span (all but its deferred values) and pushes it;
 //! `force_flush`/`shutdown` block the calling thread up to their timeout

@@ -1,12 +1,12 @@
-//! A span made OTLP protobuf on the JavaScript thread, in `on_end`, except
-//! for its deferred attributes (conversation JSON), which the exporter
-//! thread renders and splices in where they belong.
+//! A span made OTLP protobuf on the thread the span model runs on, in
+//! `on_end`, except for its deferred attributes (conversation JSON), which
+//! the exporter thread renders and splices in where they belong.
 //!
-//! Why here and not on the exporter thread: a span is a few dozen small
+//! Why there and not on the exporter thread: a span is a few dozen small
 //! allocations (names, keys, values). Handed to the exporter thread, each was
-//! freed there and came back to the JavaScript thread's allocator cold (the
+//! freed there and came back to the span model thread's allocator cold (the
 //! other core's cache), costing that thread more than copying the bytes once
-//! costs now. Encoded here, they are freed where they were made; what
+//! costs now. Encoded there, they are freed where they were made; what
 //! crosses is one buffer and the deferred values.
 
 use super::proto;

@@ -3,12 +3,13 @@
 //! objects; the span model (crate::trace) does the rest.
 
 mod finished;
-mod hot;
+mod records;
 mod registry;
 mod sinks;
 mod state;
 mod tasks;
 mod text;
+mod worker;
 
 use crate::export::config::{resolve, BatchOptions, ConfigError, ExportOptions, WeaveOptions};
 use crate::trace::ids::{from_hex, hex};
@@ -19,12 +20,13 @@ use napi::bindgen_prelude::{Function, Utf16String};
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi::{Error, JsString, Result, Status};
 use napi_derive::napi;
-use state::{Shared, TracerState};
+use state::{Answers, TracerState};
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
-use text::{key, key_opt, owned};
+use text::{key, owned};
 
 #[napi(object)]
 pub struct NativeWeaveOptions {
@@ -141,22 +143,36 @@ fn remote_parent(
     })
 }
 
-/// The JavaScript object of a tracer; the callbacks reach its state through
-/// `handle` (hot.rs).
+/// The JavaScript object of a tracer. Its state lives on the tracing
+/// thread (worker.rs); the callbacks' records reach it through `handle`
+/// (records.rs), and each method here waits for the records handed over
+/// before it.
 #[napi]
 pub struct NativeTracer {
     handle: u32,
-    state: Shared,
+    sink_id: u32,
+    warning: Option<String>,
+    answers: Arc<Answers>,
 }
 
 impl Drop for NativeTracer {
     fn drop(&mut self) {
-        state::unregister(self.handle);
+        let handle = self.handle;
+        state::forget_answers(handle);
+        worker::submit(move || state::unregister(handle));
     }
 }
 
 /// How many agent trees one tracer remembers (one per root agent object).
 const MAX_TREES: usize = 64;
+
+/// Runs `f` on the tracer of `handle`, on the tracing thread, and waits.
+fn on_tracer<T: Send + 'static>(
+    handle: u32,
+    f: impl FnOnce(&mut TracerState) -> Result<T> + Send + 'static,
+) -> Result<T> {
+    worker::call(move || state::with(handle, f))?
+}
 
 #[napi]
 impl NativeTracer {
@@ -197,21 +213,25 @@ impl NativeTracer {
         } else {
             0
         };
-        let state: Shared = Rc::new(RefCell::new(TracerState {
+        let answers = Arc::new(Answers::default());
+        let state = TracerState {
             tracer: Tracer::new(s.sink, max_open),
             memory: s.memory,
-            warning: s.warning,
-            sink_id,
+            answers: answers.clone(),
             pending_warnings: Vec::new(),
             trees: Vec::new(),
-        }));
+        };
+        let handle = worker::call(move || state::register(Rc::new(RefCell::new(state))))?;
+        state::remember_answers(handle, answers.clone());
         Ok(NativeTracer {
-            handle: state::register(state.clone()),
-            state,
+            handle,
+            sink_id,
+            warning: s.warning,
+            answers,
         })
     }
 
-    /// What the callback functions of hot.rs take to find this tracer.
+    /// What the callback functions of records.rs take to find this tracer.
     #[napi(getter)]
     pub fn handle(&self) -> u32 {
         self.handle
@@ -220,59 +240,36 @@ impl NativeTracer {
     /// Set when nothing will be exported: lib/tracing.js warns once.
     #[napi(getter)]
     pub fn warning(&self) -> Option<String> {
-        let s = self.state.borrow();
-        s.warning.clone()
+        self.warning.clone()
     }
 
     #[napi(getter)]
-    pub fn open_invocation_count(&self) -> u32 {
-        let s = self.state.borrow();
-        s.tracer.open_count() as u32
+    pub fn open_invocation_count(&self) -> Result<u32> {
+        on_tracer(self.handle, |s| Ok(s.tracer.open_count() as u32))
     }
 
     #[napi(getter)]
-    pub fn dropped_span_count(&self) -> f64 {
-        let s = self.state.borrow();
-        s.tracer.sink().dropped_count() as f64
+    pub fn dropped_span_count(&self) -> Result<f64> {
+        on_tracer(self.handle, |s| Ok(s.tracer.sink().dropped_count() as f64))
     }
 
     #[napi(getter)]
-    pub fn stopped(&self) -> bool {
-        let s = self.state.borrow();
-        s.tracer.is_stopped()
+    pub fn stopped(&self) -> Result<bool> {
+        on_tracer(self.handle, |s| Ok(s.tracer.is_stopped()))
     }
 
-    /// Remembers an agent tree (flat 5-tuples as in `start_invocation`);
+    /// Remembers an agent tree (flat 5-tuples as in a START record);
     /// returns its handle, or 0 when the tracer holds `MAX_TREES` already.
     #[napi]
     pub fn register_tree(&mut self, agents: Option<Vec<JsString<'_>>>) -> Result<u32> {
-        let mut s = self.state.borrow_mut();
-        if s.trees.len() >= MAX_TREES {
-            return Ok(0);
-        }
-        s.trees.push(agent_list(agents)?);
-        Ok(s.trees.len() as u32)
-    }
-
-    /// Makes a run just started by this package's AgentTool a child of the
-    /// call that started it (`parent_invocation_id`, function call id, tool
-    /// name): same trace, root under that call's `execute_tool` span.
-    #[napi]
-    pub fn link_invocation(
-        &mut self,
-        invocation_id: JsString<'_>,
-        parent_invocation_id: JsString<'_>,
-        function_call_id: Option<JsString<'_>>,
-        tool_name: Option<JsString<'_>>,
-    ) -> Result<()> {
-        let mut s = self.state.borrow_mut();
-        s.tracer.link(
-            &key(&invocation_id)?,
-            &key(&parent_invocation_id)?,
-            key_opt(&function_call_id)?.as_deref(),
-            key_opt(&tool_name)?.as_deref(),
-        );
-        Ok(())
+        let agents = agent_list(agents)?;
+        on_tracer(self.handle, move |s| {
+            if s.trees.len() >= MAX_TREES {
+                return Ok(0);
+            }
+            s.trees.push(agents);
+            Ok(s.trees.len() as u32)
+        })
     }
 
     /// The open AgentTool runs ending `invocation_id` would end with it
@@ -280,8 +277,8 @@ impl NativeTracer {
     /// there are none.
     #[napi]
     pub fn linked_runs(&self, invocation_id: JsString<'_>) -> Result<Option<Vec<Utf16String>>> {
-        let s = self.state.borrow();
-        let runs = s.tracer.linked_runs(&key(&invocation_id)?);
+        let id = key(&invocation_id)?;
+        let runs = on_tracer(self.handle, move |s| Ok(s.tracer.linked_runs(&id)))?;
         // The ids as JavaScript had them (keys may hold escaped lone surrogates).
         Ok((!runs.is_empty()).then(|| {
             runs.iter()
@@ -294,75 +291,76 @@ impl NativeTracer {
     /// invocation.
     #[napi]
     pub fn trace_id_of(&self, invocation_id: JsString<'_>) -> Result<Option<String>> {
-        let s = self.state.borrow();
-        Ok(s.tracer.trace_id_of(&key(&invocation_id)?).map(|t| hex(&t)))
-    }
-
-    /// Agents of a tree learnt after the run started (Workflow roots).
-    #[napi]
-    pub fn add_agents(
-        &mut self,
-        invocation_id: JsString<'_>,
-        agents: Option<Vec<JsString<'_>>>,
-    ) -> Result<()> {
-        let mut s = self.state.borrow_mut();
-        s.tracer
-            .add_agents(&key(&invocation_id)?, agent_list(agents)?);
-        Ok(())
-    }
-
-    /// Drops the items a conversation slot keeps (lib/tracing/history.js).
-    #[napi]
-    pub fn forget_history(&mut self, slot: u32) {
-        let mut s = self.state.borrow_mut();
-        s.tracer.forget_history(slot);
+        let id = key(&invocation_id)?;
+        on_tracer(self.handle, move |s| {
+            Ok(s.tracer.trace_id_of(&id).map(|t| hex(&t)))
+        })
     }
 
     /// Conversation slots holding items (tests check the bound).
     #[napi(getter)]
-    pub fn history_count(&self) -> u32 {
-        let s = self.state.borrow();
-        s.tracer.history_count() as u32
+    pub fn history_count(&self) -> Result<u32> {
+        on_tracer(self.handle, |s| Ok(s.tracer.history_count() as u32))
+    }
+
+    /// Conversation slots the tracing thread could not use since the last
+    /// call (lib/tracing/history.js forgets them); `None` when none.
+    #[napi]
+    pub fn take_refused_slots(&self) -> Option<Vec<u32>> {
+        let slots = std::mem::take(&mut *state::lock(&self.answers.refused));
+        (!slots.is_empty()).then_some(slots)
+    }
+
+    /// Why a batch of records could not be applied, once.
+    #[napi]
+    pub fn take_problem(&self) -> Option<String> {
+        state::lock(&self.answers.problem).take()
     }
 
     #[napi]
-    pub fn finish_all(&mut self, interrupted: bool) {
-        let mut s = self.state.borrow_mut();
-        s.tracer.finish_all(interrupted);
+    pub fn finish_all(&mut self, interrupted: bool) -> Result<()> {
+        on_tracer(self.handle, move |s| {
+            s.tracer.finish_all(interrupted);
+            Ok(())
+        })
     }
 
     /// The id `flushSink`/`shutdownSink` take (0: nothing to deliver).
     #[napi(getter)]
     pub fn sink_id(&self) -> u32 {
-        let s = self.state.borrow();
-        s.sink_id
+        self.sink_id
     }
 
     /// Finishes open invocations as interrupted; later callbacks are no-ops.
     /// The sink is stopped separately (`shutdownSink`, or at exit).
     #[napi]
-    pub fn stop(&mut self) {
-        let mut s = self.state.borrow_mut();
-        s.tracer.stop();
+    pub fn stop(&mut self) -> Result<()> {
+        on_tracer(self.handle, |s| {
+            s.tracer.stop();
+            Ok(())
+        })
     }
 
     /// Warnings the sink raised since the last call (the OTLP exporter's
     /// come from its own thread); `None` when there are none, the usual case.
     #[napi]
-    pub fn take_warnings(&mut self) -> Option<Vec<String>> {
-        let mut s = self.state.borrow_mut();
-        let mut warnings = std::mem::take(&mut s.pending_warnings);
-        warnings.append(&mut s.tracer.sink().take_warnings());
-        (!warnings.is_empty()).then_some(warnings)
+    pub fn take_warnings(&mut self) -> Result<Option<Vec<String>>> {
+        on_tracer(self.handle, |s| {
+            let mut warnings = std::mem::take(&mut s.pending_warnings);
+            warnings.append(&mut s.tracer.sink().take_warnings());
+            s.answers.warned.store(false, Ordering::Relaxed);
+            Ok((!warnings.is_empty()).then_some(warnings))
+        })
     }
 
     /// api.md FinishedSpan list as JSON (times as decimal strings).
     #[napi]
-    pub fn finished_spans_json(&self) -> String {
-        let s = self.state.borrow();
-        match &s.memory {
-            Some(m) => finished::spans_json(&m.spans()),
-            None => "[]".into(),
-        }
+    pub fn finished_spans_json(&self) -> Result<String> {
+        on_tracer(self.handle, |s| {
+            Ok(match &s.memory {
+                Some(m) => finished::spans_json(&m.spans()),
+                None => "[]".into(),
+            })
+        })
     }
 }

@@ -11,6 +11,7 @@
 //! `shutdown()`, or with the process.
 
 use super::tasks::{flush_all, flush_one};
+use super::worker;
 use crate::trace::sink::SpanSink;
 use napi::bindgen_prelude::Object;
 use napi::{Env, Result};
@@ -98,6 +99,7 @@ pub fn flush_pending_sinks(env: &Env) -> Result<Object<'_>> {
 /// JavaScript thread, which has nothing left to do.
 #[napi]
 pub fn shutdown_all_sinks_sync() {
+    worker::barrier();
     let all: Vec<Entry> = std::mem::take(&mut *sinks());
     let budget = all.iter().map(|e| e.exit_timeout).max().unwrap_or_default();
     let deadline = Instant::now() + budget;

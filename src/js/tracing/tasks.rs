@@ -9,6 +9,7 @@
 //! A thread per wait costs little next to a network round trip, and none of
 //! this is on a callback's hot path.
 
+use super::worker;
 use crate::trace::sink::SpanSink;
 use napi::bindgen_prelude::Object;
 use napi::{Env, Error, Result, Status};
@@ -29,6 +30,9 @@ fn settle_when_done<'env>(
     let spawned = std::thread::Builder::new()
         .name("adk-tracing-flush".into())
         .spawn(move || {
+            // The spans of every callback made before this flush reach
+            // their sinks first (the tracing thread may still hold them).
+            worker::barrier();
             // A panicking sink must still settle the promise.
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
             let taken = in_thread.lock().unwrap_or_else(|p| p.into_inner()).take();

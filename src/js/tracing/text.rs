@@ -87,11 +87,6 @@ fn one_pass(
     Ok(unsafe { String::from_utf8_unchecked(buf.as_slice().to_vec()) })
 }
 
-/// `owned` of an optional argument (`undefined`/`null`: `None`).
-pub fn opt(s: &Option<JsString<'_>>) -> Result<Option<String>> {
-    s.as_ref().map(owned).transpose()
-}
-
 /// The key text of a string used as a key (invocation id, agent or tool
 /// name, call id): `owned`, unless that lost a lone surrogate or holds the
 /// escape character, then read again as UTF-16 (`crate::trace::key_text`),
@@ -105,9 +100,4 @@ pub fn key(s: &JsString<'_>) -> Result<String> {
     // SAFETY: `env` and `value` come from the live callback.
     let units = unsafe { Utf16String::from_napi_value(v.env, v.value) }?;
     Ok(key_text::from_utf16(&units))
-}
-
-/// `key` of an optional argument (`undefined`/`null`: `None`).
-pub fn key_opt(s: &Option<JsString<'_>>) -> Result<Option<String>> {
-    s.as_ref().map(key).transpose()
 }

@@ -1,0 +1,267 @@
+'use strict'
+// What the callbacks read from ADK, written as records and applied by the
+// native tracer in one call per batch (src/js/tracing/records.rs says why
+// and how a record is laid out): numbers go into one Float64Array, strings
+// into one string, and each string field is its length there (-1: none;
+// -2 - i: the i-th string of `big`, for long ones).
+
+// Record kinds; src/js/tracing/records.rs has the same numbers.
+const START = 1
+const BEFORE_AGENT = 2
+const AFTER_AGENT = 3
+const BEFORE_MODEL = 4
+const AFTER_MODEL = 5
+const MODEL_ERROR = 6
+const BEFORE_TOOL = 7
+const AFTER_TOOL = 8
+const TOOL_ERROR = 9
+const EVENT = 10
+const FINISH = 11
+const LINK = 12
+const ADD_AGENTS = 13
+const FORGET_HISTORY = 14
+const SUPPLY_SEEN = 15
+
+/** Strings longer than this go on their own. */
+const BIG = 1024
+/** A batch this big goes at the end of the callback that made it so
+ * (else at the end of a run): bounded memory, and one hand-over per run. */
+const MAX_NUMS = 4096
+const MAX_TEXT = 64 * 1024
+const MAX_BIG_CHARS = 4 * 1024 * 1024
+
+const now = () => performance.now()
+
+class Records {
+  constructor() {
+    this.nums = new Float64Array(1024)
+    this.n = 0
+    this.text = ''
+    this.big = []
+    this.bigChars = 0
+  }
+
+  /** Starts a record of `kind` with room for `size` more numbers. */
+  begin(kind, size) {
+    if (this.n + size + 2 > this.nums.length) this._grow(size + 2)
+    this.nums[this.n++] = kind
+    this.nums[this.n++] = now()
+  }
+
+  num(v) {
+    this.nums[this.n++] = v
+  }
+
+  flag(v) {
+    this.nums[this.n++] = v === true ? 1 : 0
+  }
+
+  /** true/false, or none for anything else. */
+  optFlag(v) {
+    this.nums[this.n++] = v === true ? 1 : v === false ? 0 : -1
+  }
+
+  str(s) {
+    if (typeof s !== 'string') {
+      this.nums[this.n++] = -1
+    } else if (s.length > BIG) {
+      this.nums[this.n++] = -2 - this.big.length
+      this.big.push(s)
+      this.bigChars += s.length
+    } else {
+      this.nums[this.n++] = s.length
+      this.text += s
+    }
+  }
+
+  /** A string the native tracer keeps as a key (never sent apart). */
+  key(s) {
+    if (typeof s !== 'string') {
+      this.nums[this.n++] = -1
+    } else {
+      this.nums[this.n++] = s.length
+      this.text += s
+    }
+  }
+
+  /** Flat 5-tuples of lib/tracing/agents.js (their count first). */
+  agents(flat) {
+    const count = Array.isArray(flat) ? Math.floor(flat.length / 5) : 0
+    // Room for the tuples and for the rest of the record they are in.
+    if (this.n + count * 5 + 32 > this.nums.length) this._grow(count * 5 + 32)
+    this.nums[this.n++] = count
+    for (let i = 0; i < count * 5; i += 5) {
+      this.key(flat[i])
+      this.key(flat[i + 1])
+      this.str(flat[i + 2])
+      this.str(flat[i + 3])
+      this.str(flat[i + 4])
+    }
+  }
+
+  // ---- one method per kind: the fields in the order records.rs reads them
+
+  start(id, sessionId, appName, userId, rootName, rootDescription, tree, flat, userJson, capture, vertex, traceId, spanId, sampled, isRemote, traceState) {
+    this.begin(START, 16)
+    this.key(id)
+    this.str(sessionId)
+    this.str(appName)
+    this.str(userId)
+    this.str(rootName)
+    this.str(rootDescription)
+    this.num(tree)
+    this.agents(flat)
+    this.str(userJson)
+    this.flag(capture)
+    this.flag(vertex)
+    this.str(traceId)
+    this.str(spanId)
+    this.optFlag(sampled)
+    this.flag(isRemote)
+    this.str(traceState)
+  }
+
+  /** `kind`: BEFORE_AGENT or AFTER_AGENT. */
+  agent(kind, id, name) {
+    this.begin(kind, 2)
+    this.key(id)
+    this.key(name)
+  }
+
+  beforeModel(id, agent, model, configJson, toolsJson, systemJson, contentsJson, slot, reuse, keep, systemText) {
+    this.begin(BEFORE_MODEL, 11)
+    this.key(id)
+    this.key(agent)
+    this.str(model)
+    this.str(configJson)
+    this.str(toolsJson)
+    this.str(systemJson)
+    this.str(contentsJson)
+    this.num(slot)
+    this.num(reuse)
+    this.optFlag(keep)
+    this.str(systemText)
+  }
+
+  /** `counts`: prompt, candidates, total, thoughts, cached (NaN: none). */
+  afterModel(id, agent, finishReason, prompt, candidates, total, thoughts, cached, errorCode, errorMessage, contentJson, streamed, hasUsage) {
+    this.begin(AFTER_MODEL, 14)
+    this.key(id)
+    this.key(agent)
+    this.flag(false) // partial responses are not recorded
+    this.str(finishReason)
+    this.num(prompt)
+    this.num(candidates)
+    this.num(total)
+    this.num(thoughts)
+    this.num(cached)
+    this.str(errorCode)
+    this.str(errorMessage)
+    this.str(contentJson)
+    this.flag(streamed)
+    this.flag(hasUsage)
+  }
+
+  modelError(id, agent, type, message) {
+    this.begin(MODEL_ERROR, 4)
+    this.key(id)
+    this.key(agent)
+    this.str(type)
+    this.str(message)
+  }
+
+  /** `last`: the arguments' JSON (BEFORE_TOOL), the held result's token
+   * (AFTER_TOOL); TOOL_ERROR takes the error's type and message. */
+  tool(kind, id, agent, tool, callId, last, message) {
+    this.begin(kind, 6)
+    this.key(id)
+    this.key(agent)
+    this.key(tool)
+    this.key(callId)
+    if (kind === AFTER_TOOL) {
+      this.num(last)
+    } else {
+      this.str(last)
+      if (kind === TOOL_ERROR) this.str(message)
+    }
+  }
+
+  /** `responses`: flat (call id, name, response JSON) triples, or undefined. */
+  event(id, author, errorCode, errorMessage, contentJson, responsesOnly, responses) {
+    const triples = responses === undefined ? 0 : responses.length - (responses.length % 3)
+    this.begin(EVENT, 8 + triples)
+    this.key(id)
+    this.key(author)
+    this.flag(false) // partial events are not recorded
+    this.str(errorCode)
+    this.str(errorMessage)
+    this.str(contentJson)
+    this.flag(responsesOnly)
+    this.num(triples / 3)
+    for (let i = 0; i < triples; i += 3) {
+      this.key(responses[i])
+      this.key(responses[i + 1])
+      this.str(responses[i + 2])
+    }
+  }
+
+  finish(id, interrupted) {
+    this.begin(FINISH, 2)
+    this.key(id)
+    this.flag(interrupted)
+  }
+
+  link(id, parentId, callId, toolName) {
+    this.begin(LINK, 4)
+    this.key(id)
+    this.key(parentId)
+    this.key(callId)
+    this.key(toolName)
+  }
+
+  addAgents(id, flat) {
+    this.begin(ADD_AGENTS, 2)
+    this.key(id)
+    this.agents(flat)
+  }
+
+  /** The JSON of a result afterToolCallback saw (token `token`). */
+  supplySeen(id, token, json) {
+    this.begin(SUPPLY_SEEN, 3)
+    this.key(id)
+    this.num(token)
+    this.str(json)
+  }
+
+  forgetHistory(slot) {
+    this.begin(FORGET_HISTORY, 1)
+    this.num(slot)
+  }
+
+  /** Whether the batch should go now. */
+  get full() {
+    return this.n > MAX_NUMS || this.text.length > MAX_TEXT || this.bigChars > MAX_BIG_CHARS
+  }
+
+  /** Hands the batch to `apply(nums, count, text, big, now)`, returning its answer. */
+  take(apply) {
+    const { nums, n, text, big } = this
+    this.n = 0
+    this.text = ''
+    if (big.length !== 0) {
+      this.big = []
+      this.bigChars = 0
+    }
+    return apply(nums, n, text, big.length === 0 ? undefined : big, now())
+  }
+
+  _grow(size) {
+    let length = this.nums.length * 2
+    while (length < this.n + size) length *= 2
+    const nums = new Float64Array(length)
+    nums.set(this.nums.subarray(0, this.n))
+    this.nums = nums
+  }
+}
+
+module.exports = { Records, BEFORE_AGENT, AFTER_AGENT, BEFORE_TOOL, AFTER_TOOL, TOOL_ERROR }

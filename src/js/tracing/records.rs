@@ -1,0 +1,466 @@
+//! The callbacks' way into a tracer: lib/tracing/records.js writes what
+//! each callback read from ADK as a record (numbers in one Float64Array,
+//! strings in one string) and `tracer_apply` hands a batch of them (about
+//! one per run) to the tracing thread (worker.rs), which applies them to
+//! the span model in order. The JavaScript thread only copies the batch.
+//!
+//! A record is `kind, time` (`performance.now()` in ms), then its fields in
+//! the order `apply_one` reads them. A string field is one number: its
+//! length in UTF-16 units, taken from the batch's text in order; -1 for
+//! none; -2 - i for the i-th of the batch's big strings, passed apart
+//! (long JSON reads faster as UTF-8 on its own than widened).
+
+use super::state::{self, TracerState};
+use super::text::owned;
+use super::worker;
+use super::{remote_parent, value_limit};
+use crate::trace::history::HistoryDelta;
+use crate::trace::inputs::AgentInfo;
+use crate::trace::key_text;
+use crate::trace::model::{
+    EventInfo, FunctionResponse, ModelRequest, ModelResponse, RunSettings, RunStart,
+};
+use crate::trace::span::{at_time, clock_nanos};
+use napi::bindgen_prelude::{FromNapiValue, JsValue, Utf16String};
+use napi::{Error, JsString, Result, Status};
+use napi_derive::napi;
+use std::sync::atomic::Ordering;
+
+// Record kinds; lib/tracing/records.js has the same numbers.
+const START: f64 = 1.0;
+const BEFORE_AGENT: f64 = 2.0;
+const AFTER_AGENT: f64 = 3.0;
+const BEFORE_MODEL: f64 = 4.0;
+const AFTER_MODEL: f64 = 5.0;
+const MODEL_ERROR: f64 = 6.0;
+const BEFORE_TOOL: f64 = 7.0;
+const AFTER_TOOL: f64 = 8.0;
+const TOOL_ERROR: f64 = 9.0;
+const EVENT: f64 = 10.0;
+const FINISH: f64 = 11.0;
+const LINK: f64 = 12.0;
+const ADD_AGENTS: f64 = 13.0;
+const FORGET_HISTORY: f64 = 14.0;
+const SUPPLY_SEEN: f64 = 15.0;
+
+fn malformed() -> Error {
+    Error::new(
+        Status::InvalidArg,
+        "TracingPlugin: malformed callback records",
+    )
+}
+
+/// Reads a batch's fields in order.
+struct Fields<'a> {
+    nums: &'a [f64],
+    at: usize,
+    text: &'a [u16],
+    text_at: usize,
+    big: &'a [String],
+}
+
+enum Field<'a> {
+    None,
+    Units(&'a [u16]),
+    Big(&'a str),
+}
+
+impl<'a> Fields<'a> {
+    fn done(&self) -> bool {
+        self.at >= self.nums.len()
+    }
+
+    fn num(&mut self) -> Result<f64> {
+        let v = *self.nums.get(self.at).ok_or_else(malformed)?;
+        self.at += 1;
+        Ok(v)
+    }
+
+    fn flag(&mut self) -> Result<bool> {
+        Ok(self.num()? == 1.0)
+    }
+
+    /// 0 or 1; anything else is none.
+    fn opt_flag(&mut self) -> Result<Option<bool>> {
+        let v = self.num()?;
+        Ok(if v == 0.0 {
+            Some(false)
+        } else if v == 1.0 {
+            Some(true)
+        } else {
+            None
+        })
+    }
+
+    fn field(&mut self) -> Result<Field<'a>> {
+        let v = self.num()?;
+        if v >= 0.0 {
+            let end = self.text_at.checked_add(v as usize).ok_or_else(malformed)?;
+            let units = self.text.get(self.text_at..end).ok_or_else(malformed)?;
+            self.text_at = end;
+            return Ok(Field::Units(units));
+        }
+        if v == -1.0 {
+            return Ok(Field::None);
+        }
+        let i = (-2.0 - v) as usize;
+        Ok(Field::Big(self.big.get(i).ok_or_else(malformed)?))
+    }
+
+    /// A string's text (lone surrogates become U+FFFD, as in any UTF-8
+    /// reading of a JavaScript string).
+    fn text(&mut self) -> Result<Option<String>> {
+        Ok(match self.field()? {
+            Field::None => None,
+            Field::Units(u) => Some(String::from_utf16_lossy(u)),
+            Field::Big(s) => Some(s.to_owned()),
+        })
+    }
+
+    /// A string used as a key (`crate::trace::key_text`).
+    fn key(&mut self) -> Result<Option<String>> {
+        Ok(match self.field()? {
+            Field::None => None,
+            Field::Units(u) => Some(key_text::from_utf16(u)),
+            // Keys are never written as big strings.
+            Field::Big(_) => return Err(malformed()),
+        })
+    }
+
+    fn some_key(&mut self) -> Result<String> {
+        self.key()?.ok_or_else(malformed)
+    }
+
+    fn text_or_empty(&mut self) -> Result<String> {
+        Ok(self.text()?.unwrap_or_default())
+    }
+
+    /// `count` flat 5-tuples (name, parent, description, model,
+    /// sequential ? '1' : '') as lib/tracing/agents.js makes them.
+    fn agents(&mut self) -> Result<Vec<AgentInfo>> {
+        let count = self.num()? as usize;
+        let mut out = Vec::with_capacity(count.min(1024));
+        for _ in 0..count {
+            out.push(AgentInfo {
+                name: self.key()?.unwrap_or_default(),
+                parent: self.key()?.filter(|p| !p.is_empty()),
+                description: self.text()?.filter(|p| !p.is_empty()),
+                model: self.text()?.filter(|p| !p.is_empty()),
+                sequential: self.text()?.is_some_and(|s| !s.is_empty()),
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// A batch of records, copied off the JavaScript thread's values.
+struct Batch {
+    nums: Vec<f64>,
+    text: Utf16String,
+    big: Vec<String>,
+    /// The system clock and `performance.now()` as the batch was handed
+    /// over: each record's time is mapped onto the clock from them.
+    clock: u64,
+    now: f64,
+}
+
+/// Hands `count` numbers' worth of records (`nums`, `text`, `big`) to the
+/// tracing thread. `now`: `performance.now()` as this call is made.
+/// Returns what the tracing thread has to tell (bits, state::Answers):
+/// 1 the sink has warnings for `take_warnings`, 2 conversation slots were
+/// refused (`take_refused_slots`), 4 a batch could not be applied
+/// (`take_problem`).
+#[napi]
+pub fn tracer_apply(
+    handle: u32,
+    nums: &[f64],
+    count: u32,
+    text: JsString<'_>,
+    big: Option<Vec<JsString<'_>>>,
+    now: f64,
+) -> Result<u32> {
+    let answers = state::answers(handle)?;
+    let v = text.value();
+    // SAFETY: `env` and `value` come from the live call.
+    let text = unsafe { Utf16String::from_napi_value(v.env, v.value) }?;
+    let big = big
+        .unwrap_or_default()
+        .iter()
+        .map(owned)
+        .collect::<Result<Vec<String>>>()?;
+    let batch = Batch {
+        nums: nums.get(..count as usize).ok_or_else(malformed)?.to_vec(),
+        text,
+        big,
+        clock: clock_nanos(),
+        now,
+    };
+    let bits = answers.bits();
+    worker::submit(move || {
+        let applied = state::with(handle, |s| apply(s, &batch));
+        if let Err(e) = applied {
+            let mut problem = state::lock(&answers.problem);
+            problem.get_or_insert_with(|| e.reason.clone());
+        }
+    });
+    Ok(bits)
+}
+
+/// Applies a batch in order, on the tracing thread.
+fn apply(s: &mut TracerState, batch: &Batch) -> Result<()> {
+    let mut f = Fields {
+        nums: &batch.nums,
+        at: 0,
+        text: &batch.text,
+        text_at: 0,
+        big: &batch.big,
+    };
+    let mut refused = Vec::new();
+    let mut outcome = Ok(());
+    while !f.done() {
+        if let Err(e) = apply_one(s, &mut f, batch.clock, batch.now, &mut refused) {
+            // The rest of the batch cannot be read past a bad record.
+            outcome = Err(e);
+            break;
+        }
+    }
+    let mut raised = s.tracer.sink().take_warnings();
+    s.pending_warnings.append(&mut raised);
+    if !s.pending_warnings.is_empty() {
+        s.answers.warned.store(true, Ordering::Relaxed);
+    }
+    if !refused.is_empty() {
+        state::lock(&s.answers.refused).append(&mut refused);
+    }
+    outcome
+}
+
+/// The Unix time of a record taken at `at` (ms, performance.now()).
+fn record_time(clock: u64, now: f64, at: f64) -> u64 {
+    let ago = ((now - at) * 1e6).max(0.0);
+    clock.saturating_sub(ago as u64)
+}
+
+fn apply_one(
+    s: &mut TracerState,
+    f: &mut Fields<'_>,
+    clock: u64,
+    now: f64,
+    refused: &mut Vec<u32>,
+) -> Result<()> {
+    let kind = f.num()?;
+    let time = record_time(clock, now, f.num()?);
+    if kind == FORGET_HISTORY {
+        s.tracer.forget_history(f.num()? as u32);
+        return Ok(());
+    }
+    if kind == START {
+        let run = start(s, f)?;
+        at_time(time, || s.tracer.start(run));
+        return Ok(());
+    }
+    let id = f.some_key()?;
+    match kind {
+        BEFORE_AGENT | AFTER_AGENT => {
+            let agent = f.key()?;
+            at_time(time, || {
+                if kind == BEFORE_AGENT {
+                    s.tracer.before_agent(&id, agent.as_deref())
+                } else {
+                    s.tracer.after_agent(&id, agent.as_deref())
+                }
+            });
+        }
+        BEFORE_MODEL => {
+            let agent = f.key()?;
+            let model = f.text()?;
+            let config_json = f.text()?;
+            let tools_json = f.text()?;
+            let system_json = f.text()?;
+            let contents_json = f.text()?.map(String::into_bytes);
+            let slot = f.num()?;
+            let reuse = f.num()?;
+            let keep = f.opt_flag()?;
+            // A string instruction comes as is; its JSON is written here.
+            let system_json = match f.text()? {
+                Some(text) => serde_json::to_string(&text).ok(),
+                None => system_json,
+            };
+            let slot = slot as u32;
+            let history = (slot > 0).then(|| HistoryDelta {
+                slot,
+                reuse: reuse as u32,
+                keep: keep.unwrap_or(true),
+            });
+            let request = ModelRequest {
+                model,
+                config_json,
+                tools_json,
+                system_json,
+                contents_json,
+                history,
+            };
+            let applied = at_time(time, || {
+                s.tracer.before_model(&id, agent.as_deref(), request)
+            });
+            if !applied && slot > 0 {
+                refused.push(slot);
+            }
+        }
+        AFTER_MODEL => {
+            let agent = f.key()?;
+            let partial = f.flag()?;
+            let finish_reason = f.text()?;
+            let mut usage = [None; 5];
+            for count in &mut usage {
+                let v = f.num()?;
+                *count = v.is_finite().then_some(v as i64);
+            }
+            let response = ModelResponse {
+                partial,
+                finish_reason,
+                usage,
+                error_code: f.text()?,
+                error_message: f.text()?,
+                content_json: f.text()?,
+                streamed: f.flag()?,
+                has_usage: f.flag()?,
+            };
+            at_time(time, || {
+                s.tracer.after_model(&id, agent.as_deref(), response)
+            });
+        }
+        MODEL_ERROR => {
+            let agent = f.key()?;
+            let error_type = f.text_or_empty()?;
+            let message = f.text_or_empty()?;
+            at_time(time, || {
+                s.tracer
+                    .model_error(&id, agent.as_deref(), &error_type, &message)
+            });
+        }
+        BEFORE_TOOL | AFTER_TOOL | TOOL_ERROR => {
+            let agent = f.key()?;
+            let tool = f.key()?.unwrap_or_default();
+            let call_id = f.key()?;
+            let (agent, call_id) = (agent.as_deref(), call_id.as_deref());
+            if kind == BEFORE_TOOL {
+                let args_json = f.text()?;
+                at_time(time, || {
+                    s.tracer.before_tool(&id, agent, &tool, call_id, args_json)
+                });
+            } else if kind == AFTER_TOOL {
+                let token = f.num()? as u32;
+                at_time(time, || {
+                    s.tracer.after_tool(&id, agent, &tool, call_id, token)
+                });
+            } else {
+                let error_type = f.text_or_empty()?;
+                let message = f.text_or_empty()?;
+                at_time(time, || {
+                    s.tracer
+                        .tool_error(&id, agent, &tool, call_id, &error_type, &message)
+                });
+            }
+        }
+        EVENT => {
+            let author = f.key()?;
+            let partial = f.flag()?;
+            let error_code = f.text()?;
+            let error_message = f.text()?;
+            let content_json = f.text()?;
+            let responses_only = f.flag()?;
+            let count = f.num()? as usize;
+            let mut function_responses = Vec::with_capacity(count.min(1024));
+            for _ in 0..count {
+                function_responses.push(FunctionResponse {
+                    id: f.key()?.unwrap_or_default(),
+                    name: f.key()?.unwrap_or_default(),
+                    response_json: f.text_or_empty()?,
+                });
+            }
+            let event = EventInfo {
+                author,
+                partial,
+                error_code,
+                error_message,
+                content_json,
+                function_responses,
+                responses_only,
+            };
+            at_time(time, || s.tracer.on_event(&id, event));
+        }
+        FINISH => {
+            let interrupted = f.flag()?;
+            at_time(time, || s.tracer.finish(&id, interrupted));
+        }
+        LINK => {
+            let parent = f.some_key()?;
+            let call_id = f.key()?;
+            let tool = f.key()?;
+            at_time(time, || {
+                s.tracer
+                    .link(&id, &parent, call_id.as_deref(), tool.as_deref())
+            });
+        }
+        SUPPLY_SEEN => {
+            let token = f.num()? as u32;
+            let json = f.text_or_empty()?;
+            s.tracer.supply_seen(&id, token, json);
+        }
+        ADD_AGENTS => {
+            let agents = f.agents()?;
+            at_time(time, || s.tracer.add_agents(&id, agents));
+        }
+        _ => return Err(malformed()),
+    }
+    Ok(())
+}
+
+/// A START record: the run's details, its agent tree (a handle of
+/// `register_tree`, else the flat tree), and the application's span it is
+/// a child of (joinActiveTrace).
+fn start(s: &TracerState, f: &mut Fields<'_>) -> Result<RunStart> {
+    let invocation_id = f.some_key()?;
+    let session_id = f.text()?;
+    let app_name = f.text()?;
+    let user_id = f.text()?;
+    let root_name = f.text()?;
+    let root_description = f.text()?;
+    let tree = f.num()? as usize;
+    let flat = f.agents()?;
+    let agents = match tree.checked_sub(1).and_then(|i| s.trees.get(i)) {
+        Some(known) => known.clone(),
+        None => flat,
+    };
+    let user_content = f.text()?;
+    let capture = f.flag()?;
+    let vertex = f.flag()?;
+    let parent_trace_id = f.text()?;
+    let parent_span_id = f.text()?;
+    let parent_sampled = f.opt_flag()?;
+    let parent_is_remote = f.opt_flag()?;
+    let parent_trace_state = f.text()?;
+    Ok(RunStart {
+        invocation_id,
+        session_id,
+        app_name,
+        user_id,
+        root_name,
+        root_description,
+        agents,
+        user_content,
+        settings: RunSettings {
+            capture,
+            vertex,
+            value_limit: value_limit(),
+        },
+        remote_parent: remote_parent(
+            parent_trace_id,
+            parent_span_id,
+            parent_sampled,
+            parent_is_remote,
+            parent_trace_state,
+        ),
+    })
+}
