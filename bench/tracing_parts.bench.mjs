@@ -1,12 +1,14 @@
 // `npm run bench -- tracing_parts`: where the time of one traced invocation
 // goes, on the JavaScript thread. The yardstick's S1 lifecycle (all 17
 // callbacks, 32 awaited calls on real ADK contexts, events and requests)
-// through: a plain JavaScript no-op plugin; TracingPlugin with every native
-// call made a no-op (its JavaScript alone); the same plus one minimal native
-// call per callback (the crossing); the whole plugin. Each with content
-// capture on (the default) and off. Then the same split in whole
-// InMemoryRunner runs. Exporter 'none': the export is measured by
-// export_pipeline. Interleaved rounds in one process; medians.
+// through: a plain JavaScript no-op plugin; TracingPlugin with its
+// hand-over to the tracing thread made a no-op (its JavaScript alone:
+// reading ADK's objects, JSON, writing records); the whole plugin. Each
+// with content capture on (the default) and off. Then the same split in
+// whole InMemoryRunner runs (wall time and process CPU, which counts the
+// tracing thread), and what one hand-over costs. Exporter 'none': the
+// export is measured by export_pipeline. Interleaved rounds in one
+// process; medians.
 import { BasePlugin, Context, FunctionTool, InvocationContext, LlmAgent, LogLevel, PluginManager, createEvent, setLogLevel } from '@google/adk'
 import { createRequire } from 'node:module'
 import { TracingPlugin } from '../index.js'
@@ -96,20 +98,17 @@ async function lifecycle(p) {
   await p.afterRunCallback({ invocationContext: ic })
 }
 
-/** TracingPlugin whose native functions are replaced (`how`: 'none' or 'minimal'). */
-function tracing(captureContent, how) {
+/** TracingPlugin, whole or (`jsOnly`) with its hand-over stubbed. */
+function tracing(captureContent, jsOnly = false) {
   const plugin = new TracingPlugin({ exporter: 'none', captureContent })
-  if (how === undefined) return plugin
-  const handle = plugin._native.handle
-  return stubNativeCalls(plugin, how === 'none' ? undefined : () => native.tracerSeenWanted(handle, ''))
+  return jsOnly ? stubNativeCalls(plugin) : plugin
 }
 
 const variants = {
   'no-op JS plugin': new NoopPlugin(),
-  'JS only, capture on': tracing(true, 'none'),
-  '+ 1 native call per callback': tracing(true, 'minimal'),
+  'JS only, capture on': tracing(true, true),
   'whole plugin, capture on': tracing(true),
-  'JS only, capture off': tracing(false, 'none'),
+  'JS only, capture off': tracing(false, true),
   'whole plugin, capture off': tracing(false),
 }
 const names = Object.keys(variants)
@@ -127,15 +126,12 @@ const base = median(samples[names[0]])
 for (const n of names) console.log(`${n.padEnd(32)}${median(samples[n]).toFixed(1).padStart(8)}${(median(samples[n]) / base).toFixed(2).padStart(8)}x no-op`)
 
 // The same split in whole InMemoryRunner runs (a scripted model turn calling
-// a tool, then an answer; a fresh session per run): the native calls'
-// share is larger here than in the lifecycle above, where the same objects
-// come back hot.
+// a tool, then an answer; a fresh session per run).
 const RUNS = Number(process.env.BENCH_RUNS ?? 200)
 const runVariants = {
   'no plugin': undefined,
   'no-op JS plugin': new NoopPlugin(),
-  'JS only, capture on': tracing(true, 'none'),
-  '+ 1 native call per callback': tracing(true, 'minimal'),
+  'JS only, capture on': tracing(true, true),
   'whole plugin, capture on': tracing(true),
 }
 const runNames = Object.keys(runVariants)
@@ -150,31 +146,50 @@ async function runOnce({ llm, runner }, i) {
   llm.requests.length = 0
 }
 const added = Object.fromEntries(runNames.map((n) => [n, []]))
+const wallAdded = Object.fromEntries(runNames.map((n) => [n, []]))
 for (let r = -2; r < ROUNDS; r++) {
   const round = {}
+  const wall = {}
   for (let k = 0; k < runNames.length; k++) {
     const name = runNames[(k + r + runNames.length) % runNames.length]
     const cpu0 = process.cpuUsage()
+    const start = process.hrtime.bigint()
     for (let i = 0; i < RUNS; i++) await runOnce(runners[name], i)
+    wall[name] = Number(process.hrtime.bigint() - start) / 1000 / RUNS
     const cpu = process.cpuUsage(cpu0)
     round[name] = (cpu.user + cpu.system) / RUNS
   }
-  if (r >= 0) for (const n of runNames) added[n].push(round[n] - round['no plugin'])
+  if (r >= 0) {
+    for (const n of runNames) {
+      added[n].push(round[n] - round['no plugin'])
+      wallAdded[n].push(wall[n] - wall['no plugin'])
+    }
+  }
 }
-console.log(`\nInMemoryRunner runs (${ROUNDS} interleaved rounds x ${RUNS} runs, 5 spans each), median process CPU µs added per run vs no plugin`)
-for (const n of runNames.slice(1)) console.log(`${n.padEnd(32)}${median(added[n]).toFixed(1).padStart(8)}`)
+console.log(`\nInMemoryRunner runs (${ROUNDS} interleaved rounds x ${RUNS} runs, 5 spans each), median µs added per run vs no plugin`)
+console.log(`${''.padEnd(32)}${'wall'.padStart(8)}${'CPU'.padStart(8)}`)
+for (const n of runNames.slice(1)) console.log(`${n.padEnd(32)}${median(wallAdded[n]).toFixed(1).padStart(8)}${median(added[n]).toFixed(1).padStart(8)}`)
 
-// One call into the native tracer: a method of the napi class (unwrapping
-// `this`, napi-rs's native-borrow registry) vs an exported function taking
-// the tracer's handle, which is how the callbacks call.
+// One hand-over: a lifecycle's records (one batch) given to the tracing
+// thread, timed on this thread; the tracing thread catches up between
+// groups (not timed).
 const t = new TracingPlugin({ exporter: 'none' })
-const h = t._native.handle
-const per = (fn) => {
-  for (let i = 0; i < 2e5; i++) fn()
-  const start = process.hrtime.bigint()
-  for (let i = 0; i < 2e6; i++) fn()
-  return Number(process.hrtime.bigint() - start) / 2e6
+const batches = []
+t._n = { tracerApply: (h, nums, n, text, big, now) => (batches.push([nums.slice(0, n), n, text, big]), 0) }
+await lifecycle(t)
+t._flush() // the records of a run go within a few ms; now
+const tracer = new native.NativeTracer({ exporter: 'none' }, () => {})
+const times = []
+for (let group = 0; group < 40; group++) {
+  for (let i = 0; i < 50; i++) {
+    const [nums, n, text, big] = batches[0]
+    const start = process.hrtime.bigint()
+    native.tracerApply(tracer.handle, nums, n, text, big, performance.now())
+    times.push(Number(process.hrtime.bigint() - start) / 1000)
+  }
+  void tracer.openInvocationCount // waits for the tracing thread
 }
-const method = median([0, 1, 2].map(() => per(() => t._native.forgetHistory(0))))
-const fn = median([0, 1, 2].map(() => per(() => native.tracerSeenWanted(h, 'x'))))
-console.log(`a class method (one number, no work): ${method.toFixed(0)} ns; a function with the handle and a string (a lookup): ${fn.toFixed(0)} ns`)
+const [batch] = batches
+console.log(
+  `\none hand-over of a lifecycle's records (${batch[1]} numbers, ${batch[2].length} characters, ${batch[3]?.length ?? 0} long strings): median ${median(times).toFixed(1)} µs on this thread`,
+)
