@@ -1,5 +1,6 @@
 // Where the CPU of tracing goes, per thread: the main (JavaScript) thread,
-// V8's helper threads (GC), and the OTLP exporter thread (adk-otlp-export).
+// the tracing thread that runs the span model (adk-tracing), V8's helper
+// threads (GC), and the OTLP exporter thread (adk-otlp-export).
 // Linux only (reads /proc/self/task/*/schedstat, nanosecond run times).
 //
 //   node --expose-gc bench/tracing_threads.bench.mjs      (or: npm run bench -- tracing_threads)
@@ -8,8 +9,8 @@
 // Variants run the export pipeline benchmark's scripted invocation (5 spans)
 // in alternating blocks: untraced, TracingPlugin with exporter none / memory /
 // otlp (receiver in another process), and `glue`: exporter none with the
-// native tracer's callback methods replaced by no-ops (what the JavaScript
-// shell costs without any call into Rust). BENCH_TIME_CALLBACKS=1 also
+// hand-over of the callbacks' records replaced by a no-op (what the
+// JavaScript shell costs without any call into Rust). BENCH_TIME_CALLBACKS=1 also
 // prints the time spent inside each plugin callback (hrtime around it).
 // Ends with the idle check: the exporter thread's CPU over 2 s with nothing to do.
 import { createRequire } from 'node:module'
@@ -48,6 +49,7 @@ function threadTimes() {
 const group = (key) => {
   const [name, tid] = key.split(':')
   if (tid === String(process.pid)) return 'main'
+  if (name === 'adk-tracing') return 'tracing'
   return name === 'adk-otlp-export' ? 'exporter' : 'other (V8, libuv)'
 }
 
@@ -72,7 +74,7 @@ function makePlugin(name, endpoint) {
   const exporter = name === 'glue' ? 'none' : name
   const plugin = new TracingPlugin({ exporter, endpoint: exporter === 'otlp' ? endpoint : undefined, batch: exporter === 'otlp' ? { maxQueueSize: N * 5 } : undefined })
   if (name === 'glue') {
-    // The JavaScript side alone: every native callback function a no-op.
+    // The JavaScript side alone: the records' hand-over a no-op.
     stubNativeCalls(plugin)
     plugin._native.takeWarnings = () => undefined
   }
@@ -133,6 +135,7 @@ console.table(
     'added cpu µs': base && v !== base ? (v.cpu - base.cpu).toFixed(1) : '-',
     'main µs': (v.threads.main ?? 0).toFixed(1),
     'added main µs': base && v !== base ? ((v.threads.main ?? 0) - (base.threads.main ?? 0)).toFixed(1) : '-',
+    'tracing µs': (v.threads.tracing ?? 0).toFixed(1),
     'exporter µs': (v.threads.exporter ?? 0).toFixed(1),
     'other threads µs': (v.threads['other (V8, libuv)'] ?? 0).toFixed(1),
   })),
