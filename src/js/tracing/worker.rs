@@ -20,8 +20,10 @@ use std::sync::OnceLock;
 
 type Job = Box<dyn FnOnce() + Send>;
 
-/// Batches (about one per run) the queue holds before a sender waits.
-const QUEUE: usize = 4096;
+/// Jobs the queue holds before a sender waits: a batch is a run's records
+/// or 5 ms of them, at most 4 MiB of long strings (lib/tracing/records.js),
+/// so this bounds the memory waiting here too.
+const QUEUE: usize = 64;
 
 static WORKER: OnceLock<Option<SyncSender<Job>>> = OnceLock::new();
 
