@@ -2,6 +2,7 @@
 //! takes primitives and JSON strings the JavaScript shell read from ADK's
 //! objects; the span model (crate::trace) does the rest.
 
+mod fields;
 mod finished;
 mod records;
 mod registry;

@@ -10,19 +10,18 @@
 //! none; -2 - i for the i-th of the batch's big strings, passed apart
 //! (long JSON reads faster as UTF-8 on its own than widened).
 
+use super::fields::{malformed, Fields};
 use super::state::{self, TracerState};
 use super::text::owned;
 use super::worker;
 use super::{remote_parent, value_limit};
 use crate::trace::history::HistoryDelta;
-use crate::trace::inputs::AgentInfo;
-use crate::trace::key_text;
 use crate::trace::model::{
     EventInfo, FunctionResponse, ModelRequest, ModelResponse, RunSettings, RunStart,
 };
 use crate::trace::span::{at_time, clock_nanos};
 use napi::bindgen_prelude::{FromNapiValue, JsValue, Utf16String};
-use napi::{Error, JsString, Result, Status};
+use napi::{JsString, Result};
 use napi_derive::napi;
 use std::sync::atomic::Ordering;
 
@@ -42,116 +41,6 @@ const LINK: f64 = 12.0;
 const ADD_AGENTS: f64 = 13.0;
 const FORGET_HISTORY: f64 = 14.0;
 const SUPPLY_SEEN: f64 = 15.0;
-
-fn malformed() -> Error {
-    Error::new(
-        Status::InvalidArg,
-        "TracingPlugin: malformed callback records",
-    )
-}
-
-/// Reads a batch's fields in order.
-struct Fields<'a> {
-    nums: &'a [f64],
-    at: usize,
-    text: &'a [u16],
-    text_at: usize,
-    big: &'a [String],
-}
-
-enum Field<'a> {
-    None,
-    Units(&'a [u16]),
-    Big(&'a str),
-}
-
-impl<'a> Fields<'a> {
-    fn done(&self) -> bool {
-        self.at >= self.nums.len()
-    }
-
-    fn num(&mut self) -> Result<f64> {
-        let v = *self.nums.get(self.at).ok_or_else(malformed)?;
-        self.at += 1;
-        Ok(v)
-    }
-
-    fn flag(&mut self) -> Result<bool> {
-        Ok(self.num()? == 1.0)
-    }
-
-    /// 0 or 1; anything else is none.
-    fn opt_flag(&mut self) -> Result<Option<bool>> {
-        let v = self.num()?;
-        Ok(if v == 0.0 {
-            Some(false)
-        } else if v == 1.0 {
-            Some(true)
-        } else {
-            None
-        })
-    }
-
-    fn field(&mut self) -> Result<Field<'a>> {
-        let v = self.num()?;
-        if v >= 0.0 {
-            let end = self.text_at.checked_add(v as usize).ok_or_else(malformed)?;
-            let units = self.text.get(self.text_at..end).ok_or_else(malformed)?;
-            self.text_at = end;
-            return Ok(Field::Units(units));
-        }
-        if v == -1.0 {
-            return Ok(Field::None);
-        }
-        let i = (-2.0 - v) as usize;
-        Ok(Field::Big(self.big.get(i).ok_or_else(malformed)?))
-    }
-
-    /// A string's text (lone surrogates become U+FFFD, as in any UTF-8
-    /// reading of a JavaScript string).
-    fn text(&mut self) -> Result<Option<String>> {
-        Ok(match self.field()? {
-            Field::None => None,
-            Field::Units(u) => Some(String::from_utf16_lossy(u)),
-            Field::Big(s) => Some(s.to_owned()),
-        })
-    }
-
-    /// A string used as a key (`crate::trace::key_text`).
-    fn key(&mut self) -> Result<Option<String>> {
-        Ok(match self.field()? {
-            Field::None => None,
-            Field::Units(u) => Some(key_text::from_utf16(u)),
-            // Keys are never written as big strings.
-            Field::Big(_) => return Err(malformed()),
-        })
-    }
-
-    fn some_key(&mut self) -> Result<String> {
-        self.key()?.ok_or_else(malformed)
-    }
-
-    fn text_or_empty(&mut self) -> Result<String> {
-        Ok(self.text()?.unwrap_or_default())
-    }
-
-    /// `count` flat 5-tuples (name, parent, description, model,
-    /// sequential ? '1' : '') as lib/tracing/agents.js makes them.
-    fn agents(&mut self) -> Result<Vec<AgentInfo>> {
-        let count = self.num()? as usize;
-        let mut out = Vec::with_capacity(count.min(1024));
-        for _ in 0..count {
-            out.push(AgentInfo {
-                name: self.key()?.unwrap_or_default(),
-                parent: self.key()?.filter(|p| !p.is_empty()),
-                description: self.text()?.filter(|p| !p.is_empty()),
-                model: self.text()?.filter(|p| !p.is_empty()),
-                sequential: self.text()?.is_some_and(|s| !s.is_empty()),
-            });
-        }
-        Ok(out)
-    }
-}
 
 /// A batch of records, copied off the JavaScript thread's values.
 struct Batch {
