@@ -1,0 +1,80 @@
+// The callbacks' records reach the tracing thread in batches
+// (lib/tracing/records.js): within a few ms of a run's end with nothing
+// asking, at once when a batch grows big, and before anything that reads
+// the tracer's state answers. Through a real InMemoryRunner.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { agent, addTool, traced, newSession, request, byName, plugin } from './helpers/tracing_helpers.mjs'
+import { call } from './helpers/scripted_llm.mjs'
+
+async function runOnce(runner, text = 'add please') {
+  const sessionId = await newSession(runner)
+  for await (const _ of runner.runAsync(request(sessionId, text))) {
+    // drain
+  }
+  return sessionId
+}
+
+/** The spans the native tracer's sink holds, without handing records over. */
+const spansHeld = (tracing) => JSON.parse(tracing._native.finishedSpansJson())
+
+test('a finished run reaches the sink within a few ms, with nothing reading the tracer', async () => {
+  const root = agent('adder', [call('add', { a: 1, b: 2 }), 'three'], { tools: [addTool()] })
+  const { tracing, runner } = traced(root)
+  await runOnce(runner)
+  assert.ok(tracing._r.n > 0, 'the run is still recorded on this side right after it ends')
+  for (let i = 0; i < 100 && spansHeld(tracing).length < 5; i++) await sleep(10)
+  const names = spansHeld(tracing).map((s) => s.name)
+  assert.deepEqual(names.sort(), ['chat scripted-model', 'chat scripted-model', 'execute_tool add', 'invoke_agent adder', 'invoke_agent adder'].sort())
+  assert.equal(tracing._r.n, 0)
+  await tracing.shutdown()
+})
+
+test('what reads the tracer sees every callback made before it', async () => {
+  const seen = {}
+  const probe = plugin('probe', {
+    async afterToolCallback({ toolContext }) {
+      // Mid-run, from another plugin: the run's records are still on the JS side.
+      seen.traceId = tracing.traceIdOf(toolContext.invocationId)
+      seen.open = tracing.openInvocationCount
+      seen.spans = tracing.getFinishedSpans().map((s) => s.name)
+      return undefined
+    },
+  })
+  const root = agent('adder', [call('add', { a: 1, b: 2 }), 'three'], { tools: [addTool()] })
+  const { tracing, runner } = traced(root, { plugins: [probe] })
+  await runOnce(runner)
+  assert.match(seen.traceId ?? '', /^[0-9a-f]{32}$/)
+  assert.equal(seen.open, 1)
+  assert.deepEqual(seen.spans, ['chat scripted-model'], 'the first model call had ended; the tool span had not')
+  const spans = tracing.getFinishedSpans()
+  assert.equal(spans.length, 5)
+  assert.equal(byName(spans, 'execute_tool add')[0].traceId, seen.traceId)
+  assert.equal(tracing.openInvocationCount, 0)
+  await tracing.shutdown()
+})
+
+test('a batch holding more than 4 MiB of long strings goes at once', async () => {
+  const big = 'x'.repeat(3 * 1024 * 1024)
+  const root = agent('echo', [big, big], {})
+  const { tracing, runner } = traced(root)
+  await runOnce(runner, 'first')
+  // One 3 MiB answer, as the model's content and the event's: past the
+  // bound at the event, so the long strings went then; only the run's last
+  // few records wait for the timer.
+  assert.equal(tracing._r.big.length, 0, 'the long strings were handed over without waiting for the timer')
+  assert.ok(tracing._r.n > 0 && tracing._r.n < 16, `${tracing._r.n} numbers left`)
+  const output = byName(tracing.getFinishedSpans(), 'chat scripted-model')[0].attributes['gen_ai.output.messages']
+  assert.ok(output.includes(big), 'the long answer reached its span whole')
+  await tracing.shutdown()
+})
+
+test('records taken by shutdown() are applied before the tracer stops', async () => {
+  const root = agent('adder', [call('add', { a: 1, b: 2 }), 'three'], { tools: [addTool()] })
+  const { tracing, runner } = traced(root)
+  await runOnce(runner)
+  assert.ok(tracing._r.n > 0)
+  await tracing.shutdown()
+  assert.equal(spansHeld(tracing).length, 5)
+})
