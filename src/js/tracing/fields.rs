@@ -15,11 +15,11 @@ pub fn malformed() -> Error {
 
 /// Reads a batch's fields in order.
 pub struct Fields<'a> {
-    pub nums: &'a [f64],
-    pub at: usize,
-    pub text: &'a [u16],
-    pub text_at: usize,
-    pub big: &'a [String],
+    nums: &'a [f64],
+    at: usize,
+    text: &'a [u16],
+    text_at: usize,
+    big: &'a [String],
 }
 
 enum Field<'a> {
@@ -29,6 +29,16 @@ enum Field<'a> {
 }
 
 impl<'a> Fields<'a> {
+    pub fn new(nums: &'a [f64], text: &'a [u16], big: &'a [String]) -> Self {
+        Fields {
+            nums,
+            at: 0,
+            text,
+            text_at: 0,
+            big,
+        }
+    }
+
     pub fn done(&self) -> bool {
         self.at >= self.nums.len()
     }

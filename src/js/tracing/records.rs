@@ -97,13 +97,7 @@ pub fn tracer_apply(
 
 /// Applies a batch in order, on the tracing thread.
 fn apply(s: &mut TracerState, batch: &Batch) -> Result<()> {
-    let mut f = Fields {
-        nums: &batch.nums,
-        at: 0,
-        text: &batch.text,
-        text_at: 0,
-        big: &batch.big,
-    };
+    let mut f = Fields::new(&batch.nums, &batch.text, &batch.big);
     let mut refused = Vec::new();
     let mut outcome = Ok(());
     while !f.done() {
