@@ -5,6 +5,8 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 import { agent, addTool, traced, newSession, request, byName, plugin } from './helpers/tracing_helpers.mjs'
 import { call } from './helpers/scripted_llm.mjs'
 
@@ -77,4 +79,16 @@ test('records taken by shutdown() are applied before the tracer stops', async ()
   assert.ok(tracing._r.n > 0)
   await tracing.shutdown()
   assert.equal(spansHeld(tracing).length, 5)
+})
+
+test("the console exporter prints a run's tree before what the program prints after the run", () => {
+  const fixture = fileURLToPath(new URL('./fixtures/tracing_console_order.mjs', import.meta.url))
+  const env = { ...process.env }
+  delete env.NODE_TEST_CONTEXT // the child is a plain script, not a test file
+  const r = spawnSync(process.execPath, [fixture], { encoding: 'utf8', env })
+  assert.equal(r.status, 0, r.stderr)
+  const tree = r.stdout.indexOf('invoke_agent orderagent')
+  const after = r.stdout.indexOf('AFTER RUN')
+  assert.ok(tree >= 0 && after >= 0, r.stdout)
+  assert.ok(tree < after, r.stdout)
 })

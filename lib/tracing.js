@@ -413,6 +413,7 @@ class TracingPlugin {
     Object.defineProperty(this, '_r', { value: new R.Records() })
     Object.defineProperty(this, '_apply', { value: (nums, n, text, big, now) => this._n.tracerApply(this._h, nums, n, text, big, now) })
     this._timer = undefined
+    Object.defineProperty(this, '_printsTraces', { value: native.printsTraces === true })
     Object.defineProperty(this, '_timerFlush', {
       value: () => {
         this._timer = undefined
@@ -825,7 +826,14 @@ class TracingPlugin {
     if (this._seen.size !== 0) this._supplySeenWithLinked(id)
     this._r.finish(id, interrupted)
     this._forget(id)
-    this._handOverSoon()
+    if (this._printsTraces) {
+      // The console exporter prints the run's tree now, before whatever
+      // the program prints next.
+      this._flush()
+      this._native.settle()
+    } else {
+      this._handOverSoon()
+    }
   }
 
   /** A token for `result` (see SEEN_PER_INVOCATION); bounded like the

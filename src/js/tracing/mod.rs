@@ -153,6 +153,7 @@ pub struct NativeTracer {
     handle: u32,
     sink_id: u32,
     warning: Option<String>,
+    prints: bool,
     answers: Arc<Answers>,
 }
 
@@ -228,6 +229,7 @@ impl NativeTracer {
             handle,
             sink_id,
             warning: s.warning,
+            prints: s.prints,
             answers,
         })
     }
@@ -236,6 +238,20 @@ impl NativeTracer {
     #[napi(getter)]
     pub fn handle(&self) -> u32 {
         self.handle
+    }
+
+    /// The sink prints each trace as its run ends (the console exporter):
+    /// lib/tracing.js then waits for a run's spans at its end (`settle`),
+    /// so the tree comes out before what the program prints next.
+    #[napi(getter)]
+    pub fn prints_traces(&self) -> bool {
+        self.prints
+    }
+
+    /// Waits until the tracing thread has applied every batch handed over.
+    #[napi]
+    pub fn settle(&self) {
+        worker::barrier();
     }
 
     /// Set when nothing will be exported: lib/tracing.js warns once.

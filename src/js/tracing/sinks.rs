@@ -17,6 +17,8 @@ pub struct Sinks {
     pub warning: Option<String>,
     /// The sink holds spans the exit path must deliver (or print).
     pub deliver_at_exit: bool,
+    /// The sink prints each trace as its run ends (console).
+    pub prints: bool,
 }
 
 /// Drops every span.
@@ -45,6 +47,7 @@ pub fn sinks_for(
                 memory: Some(memory),
                 warning: None,
                 deliver_at_exit: false,
+                prints: false,
             }
         }
         ExporterChoice::Console => Sinks {
@@ -54,12 +57,14 @@ pub fn sinks_for(
             memory: None,
             warning: None,
             deliver_at_exit: true,
+            prints: true,
         },
         ExporterChoice::None { warning } => Sinks {
             sink: Arc::new(NoopSink),
             memory: None,
             warning,
             deliver_at_exit: false,
+            prints: false,
         },
         // Its warnings (resolution and delivery) go to `on_warning`; without
         // one, `NativeTracer::take_warnings` drains them.
@@ -72,12 +77,14 @@ pub fn sinks_for(
                     memory: None,
                     warning: None,
                     deliver_at_exit: true,
+                    prints: false,
                 },
                 Err(message) => Sinks {
                     sink: Arc::new(NoopSink),
                     memory: None,
                     warning: Some(message),
                     deliver_at_exit: false,
+                    prints: false,
                 },
             }
         }
