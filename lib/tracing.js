@@ -440,7 +440,7 @@ class TracingPlugin {
     this._seenToken = 0
     this._linked = false // an AgentTool run was linked to its call (lib/agent_tool.js)
     // History captured once per conversation (off: today's full capture).
-    this._histories = envFullCapture() ? undefined : new Histories((slot) => this._forgetHistory(slot))
+    this._histories = envFullCapture() ? undefined : new Histories((slot) => this._r.forgetHistory(slot))
     const warning = native.warning
     if (warning) warnOnce('NO_EXPORTER', warning)
     live.add(new WeakRef(this))
@@ -495,10 +495,6 @@ class TracingPlugin {
     }
   }
 
-  _forgetHistory(slot) {
-    this._r.forgetHistory(slot)
-  }
-
   // A run starts: onUserMessageCallback (runAsync) or beforeRunCallback.
   _start(ic, userContent) {
     const id = ic?.invocationId
@@ -527,13 +523,13 @@ class TracingPlugin {
     if (root === undefined) this._noteTreeless(id)
     const tree = this._treeHandle(root)
     const session = ic.session
+    // Everything is read before the record is written: a throwing getter
+    // must not leave half a record.
     const flat = tree === 0 ? flattenAgentTree(root) : undefined
     const userJson = capture && userContent != null ? safeJson(userContent) : undefined
     const vertex = envVertex()
     const sampled = parent === undefined ? undefined : (parent.traceFlags & 1) === 1
     const traceState = parent === undefined ? undefined : traceStateText(parent)
-    // Everything is read before the record is written: a throwing getter
-    // must not leave half a record.
     const sessionId = str(session?.id)
     const appName = str(session?.appName)
     const userId = str(session?.userId)
