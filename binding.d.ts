@@ -16,6 +16,14 @@ export declare class NativeTracer {
   constructor(options: NativeTracingOptions, onWarning?: ((arg: string) => void) | undefined | null)
   /** What the callback functions of records.rs take to find this tracer. */
   get handle(): number
+  /**
+   * The sink prints each trace as its run ends (the console exporter):
+   * lib/tracing.js then waits for a run's spans at its end (`settle`),
+   * so the tree comes out before what the program prints next.
+   */
+  get printsTraces(): boolean
+  /** Waits until the tracing thread has applied every batch handed over. */
+  settle(): void
   /** Set when nothing will be exported: lib/tracing.js warns once. */
   get warning(): string | null
   get openInvocationCount(): number
