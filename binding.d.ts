@@ -30,11 +30,6 @@ export declare class NativeTracer {
   get droppedSpanCount(): number
   get stopped(): boolean
   /**
-   * Remembers an agent tree (flat 5-tuples as in a START record);
-   * returns its handle, or 0 when the tracer holds `MAX_TREES` already.
-   */
-  registerTree(agents?: Array<string> | undefined | null): number
-  /**
    * The open AgentTool runs ending `invocation_id` would end with it
    * (lib/tracing.js supplies their held tool results first); `None` when
    * there are none.

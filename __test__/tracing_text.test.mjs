@@ -58,10 +58,9 @@ test('string arguments arrive unchanged, short and long, ASCII or not', () => {
 
 test('a registered agent tree stands for the flat one at the start of a run', () => {
   const t = new NativeTracer({ exporter: 'memory' }, () => {})
-  const handle = t.registerTree(['root', '', 'the root', '', '', 'child', 'root', 'a child', 'm', ''])
-  assert.ok(handle > 0)
+  apply(t, (r) => r.registerTree(1, ['root', '', 'the root', '', '', 'child', 'root', 'a child', 'm', '']))
   apply(t, (r) => {
-    start(r, 'inv', { root: 'root', description: 'the root', tree: handle })
+    start(r, 'inv', { root: 'root', description: 'the root', tree: 1 })
     r.tool(R.BEFORE_TOOL, 'inv', 'child', 'tool', 'c1', '{}')
     r.tool(R.AFTER_TOOL, 'inv', 'child', 'tool', 'c1', 0)
     r.finish('inv', false)

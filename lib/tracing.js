@@ -354,6 +354,10 @@ function keepsSeenResult(result, capture) {
 // a result once, on the event.
 const SEEN_PER_INVOCATION = 64
 
+// Agent trees a tracer keeps, each sent once (src/js/tracing/records.rs
+// has the same bound).
+const MAX_TREES = 64
+
 /** Whether the run streams (SSE): a model call may then answer in several
  * non-partial responses. */
 function streams(ctx) {
@@ -430,6 +434,7 @@ class TracingPlugin {
     this._treeless = new Set()
     // Root agent -> handle of its tree in the native tracer (sent once).
     this._trees = new WeakMap()
+    this._treeCount = 0
     this._maxOpen = options.maxOpenInvocations ?? 10000
     this._seen = new Map() // invocation id -> Map(token -> { result, callId })
     // Runs started here and not yet finished, oldest first: past
@@ -816,8 +821,8 @@ class TracingPlugin {
     }
   }
 
-  /** Ends invocation `id`: its held results first, then the end itself;
-   * applied at once. */
+  /** Ends invocation `id`: its held results first, then the end itself,
+   * handed over with the batch (at once for the console exporter). */
   _finish(id, interrupted) {
     if (this._seen.size !== 0) this._supplySeenWithLinked(id)
     this._r.finish(id, interrupted)
@@ -909,7 +914,13 @@ class TracingPlugin {
     if (root === undefined || root === null || typeof root !== 'object') return 0
     let handle = this._trees.get(root)
     if (handle === undefined) {
-      handle = this._native.registerTree(flattenAgentTree(root))
+      handle = 0
+      if (this._treeCount < MAX_TREES) {
+        // Read first: a throwing getter must not use up a handle.
+        const flat = flattenAgentTree(root)
+        handle = ++this._treeCount
+        this._r.registerTree(handle, flat)
+      }
       this._trees.set(root, handle)
     }
     return handle

@@ -21,6 +21,7 @@ const LINK = 12
 const ADD_AGENTS = 13
 const FORGET_HISTORY = 14
 const SUPPLY_SEEN = 15
+const REGISTER_TREE = 16
 
 /** Strings longer than this go on their own. */
 const BIG = 1024
@@ -231,6 +232,13 @@ class Records {
     this.key(id)
     this.num(token)
     this.str(json)
+  }
+
+  /** Flat 5-tuples of an agent tree, kept under `handle` (1, 2, ...). */
+  registerTree(handle, flat) {
+    this.begin(REGISTER_TREE, 1)
+    this.num(handle)
+    this.agents(flat)
   }
 
   forgetHistory(slot) {

@@ -1,6 +1,7 @@
-//! napi class behind lib/tracing.js: every callback method is synchronous and
-//! takes primitives and JSON strings the JavaScript shell read from ADK's
-//! objects; the span model (crate::trace) does the rest.
+//! The napi layer behind lib/tracing.js: the callbacks' records
+//! (records.rs) go to the span model (crate::trace) on the tracing thread
+//! (worker.rs); `NativeTracer` creates a tracer and answers what must be
+//! answered at once.
 
 mod fields;
 mod finished;
@@ -14,7 +15,6 @@ mod worker;
 
 use crate::export::config::{resolve, BatchOptions, ConfigError, ExportOptions, WeaveOptions};
 use crate::trace::ids::{from_hex, hex};
-use crate::trace::inputs::AgentInfo;
 use crate::trace::key_text;
 use crate::trace::model::{RemoteParent, Tracer};
 use napi::bindgen_prelude::{Function, Utf16String};
@@ -27,7 +27,7 @@ use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
-use text::{key, owned};
+use text::key;
 
 #[napi(object)]
 pub struct NativeWeaveOptions {
@@ -109,23 +109,6 @@ fn value_limit() -> Option<usize> {
         .and_then(|v| v.trim().parse::<usize>().ok())
 }
 
-/// The flat 5-tuples of lib/tracing/agents.js as AgentInfo. Names are
-/// keys (`text::key`): the callbacks' agent names are compared with them.
-fn agent_list(flat: Option<Vec<JsString<'_>>>) -> Result<Vec<AgentInfo>> {
-    flat.unwrap_or_default()
-        .chunks_exact(5)
-        .map(|c| {
-            Ok(AgentInfo {
-                name: key(&c[0])?,
-                parent: Some(key(&c[1])?).filter(|p| !p.is_empty()),
-                description: Some(owned(&c[2])?).filter(|p| !p.is_empty()),
-                model: Some(owned(&c[3])?).filter(|p| !p.is_empty()),
-                sequential: owned(&c[4]).is_ok_and(|s| !s.is_empty()),
-            })
-        })
-        .collect()
-}
-
 /// The application's active span as lib/tracing.js read it from
 /// `@opentelemetry/api`; `None` unless both ids are valid.
 fn remote_parent(
@@ -164,9 +147,6 @@ impl Drop for NativeTracer {
         worker::submit(move || state::unregister(handle));
     }
 }
-
-/// How many agent trees one tracer remembers (one per root agent object).
-const MAX_TREES: usize = 64;
 
 /// Runs `f` on the tracer of `handle`, on the tracing thread, and waits.
 fn on_tracer<T: Send + 'static>(
@@ -273,20 +253,6 @@ impl NativeTracer {
     #[napi(getter)]
     pub fn stopped(&self) -> Result<bool> {
         on_tracer(self.handle, |s| Ok(s.tracer.is_stopped()))
-    }
-
-    /// Remembers an agent tree (flat 5-tuples as in a START record);
-    /// returns its handle, or 0 when the tracer holds `MAX_TREES` already.
-    #[napi]
-    pub fn register_tree(&mut self, agents: Option<Vec<JsString<'_>>>) -> Result<u32> {
-        let agents = agent_list(agents)?;
-        on_tracer(self.handle, move |s| {
-            if s.trees.len() >= MAX_TREES {
-                return Ok(0);
-            }
-            s.trees.push(agents);
-            Ok(s.trees.len() as u32)
-        })
     }
 
     /// The open AgentTool runs ending `invocation_id` would end with it

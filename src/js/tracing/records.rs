@@ -41,6 +41,11 @@ const LINK: f64 = 12.0;
 const ADD_AGENTS: f64 = 13.0;
 const FORGET_HISTORY: f64 = 14.0;
 const SUPPLY_SEEN: f64 = 15.0;
+const REGISTER_TREE: f64 = 16.0;
+
+/// How many agent trees one tracer remembers (one per root agent object);
+/// lib/tracing.js numbers them and sends the flat tree when none is free.
+const MAX_TREES: usize = 64;
 
 /// A batch of records, copied off the JavaScript thread's values.
 struct Batch {
@@ -135,6 +140,16 @@ fn apply_one(
     let time = record_time(clock, now, f.num()?);
     if kind == FORGET_HISTORY {
         s.tracer.forget_history(f.num()? as u32);
+        return Ok(());
+    }
+    if kind == REGISTER_TREE {
+        // Handles are numbered by lib/tracing.js in this same order.
+        let handle = f.num()? as usize;
+        let agents = f.agents()?;
+        if handle != s.trees.len() + 1 || handle > MAX_TREES {
+            return Err(malformed());
+        }
+        s.trees.push(agents);
         return Ok(());
     }
     if kind == START {
@@ -300,8 +315,8 @@ fn apply_one(
     Ok(())
 }
 
-/// A START record: the run's details, its agent tree (a handle of
-/// `register_tree`, else the flat tree), and the application's span it is
+/// A START record: the run's details, its agent tree (a handle of a
+/// REGISTER_TREE record, else the flat tree), and the application's span it is
 /// a child of (joinActiveTrace).
 fn start(s: &TracerState, f: &mut Fields<'_>) -> Result<RunStart> {
     let invocation_id = f.some_key()?;

@@ -54,9 +54,10 @@ pub struct TracerState {
     /// Sink warnings picked up after each batch, handed out by `take_warnings`
     /// (only when no `on_warning` hook delivers them as they come).
     pub pending_warnings: Vec<String>,
-    /// Agent trees sent once by `register_tree` (handle = index + 1), so a
-    /// run's start does not convert the whole tree again. Bounded by
-    /// `MAX_TREES`; lib/tracing.js passes the flat tree when none is free.
+    /// Agent trees sent once by a REGISTER_TREE record (handle = index +
+    /// 1), so a run's start does not convert the whole tree again. Bounded
+    /// by records.rs's `MAX_TREES`; lib/tracing.js passes the flat tree
+    /// when none is free.
     pub trees: Vec<Vec<AgentInfo>>,
 }
 
