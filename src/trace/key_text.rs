@@ -20,22 +20,81 @@ const MARK: u32 = 0xE000;
 /// The key text of UTF-16 `units`: the plain text when they are
 /// well-formed and hold no `ESC`, else the escaped form described above.
 pub fn from_utf16(units: &[u16]) -> String {
-    let mut out = String::with_capacity(units.len());
-    for c in char::decode_utf16(units.iter().copied()) {
-        match c {
-            Ok(ESC) => {
-                out.push(ESC);
-                out.push(ESC);
+    convert(units, |c, out| match c {
+        Ok(ESC) => {
+            push_char(out, ESC);
+            push_char(out, ESC);
+        }
+        Ok(c) => push_char(out, c),
+        Err(lone) => {
+            push_char(out, ESC);
+            let u = u32::from(lone);
+            push_char(
+                out,
+                char::from_u32(MARK + u - 0xD800).unwrap_or(char::REPLACEMENT_CHARACTER),
+            );
+        }
+    })
+}
+
+/// The text of UTF-16 `units` as any UTF-8 reading of a JavaScript string
+/// gives it: each lone surrogate becomes U+FFFD (`String::from_utf16_lossy`,
+/// with ASCII runs copied in bulk: the callbacks' text is mostly ASCII, and
+/// decoding it character by character was a third of the tracing thread's
+/// time).
+pub fn lossy_from_utf16(units: &[u16]) -> String {
+    convert(units, |c, out| {
+        push_char(out, c.unwrap_or(char::REPLACEMENT_CHARACTER))
+    })
+}
+
+/// UTF-16 to UTF-8: ASCII runs in bulk, every other character (or lone
+/// surrogate, as `Err(unit)`) through `other`.
+fn convert(units: &[u16], mut other: impl FnMut(Result<char, u16>, &mut Vec<u8>)) -> String {
+    let mut out = Vec::with_capacity(units.len());
+    let mut at = 0;
+    while at < units.len() {
+        let rest = &units[at..];
+        let n = ascii_run(rest);
+        out.extend(rest[..n].iter().map(|&u| u as u8));
+        at += n;
+        let Some(first) = char::decode_utf16(units[at..].iter().copied()).next() else {
+            break;
+        };
+        match first {
+            Ok(c) => {
+                at += c.len_utf16();
+                other(Ok(c), &mut out);
             }
-            Ok(c) => out.push(c),
             Err(lone) => {
-                out.push(ESC);
-                let u = u32::from(lone.unpaired_surrogate());
-                out.push(char::from_u32(MARK + u - 0xD800).unwrap_or(char::REPLACEMENT_CHARACTER));
+                at += 1;
+                other(Err(lone.unpaired_surrogate()), &mut out);
             }
         }
     }
-    out
+    // Only whole characters were written: the bytes are UTF-8.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// How many leading units are ASCII (checked 16 at a time, which compiles
+/// to vector code).
+fn ascii_run(units: &[u16]) -> usize {
+    let mut n = 0;
+    for chunk in units.chunks_exact(16) {
+        if chunk.iter().fold(0u16, |a, &u| a | u) >= 0x80 {
+            break;
+        }
+        n += 16;
+    }
+    n + units[n..]
+        .iter()
+        .position(|&u| u >= 0x80)
+        .unwrap_or(units.len() - n)
+}
+
+fn push_char(out: &mut Vec<u8>, c: char) {
+    let mut buf = [0u8; 4];
+    out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
 }
 
 /// The UTF-16 units a key was made from (`from_utf16` undone), to hand a
@@ -151,6 +210,27 @@ mod tests {
             vec![0xFDD0, 0xD800],
         ] {
             assert_eq!(to_utf16(&key(&units)), units);
+        }
+    }
+
+    #[test]
+    fn lossy_text_matches_the_standard_conversion() {
+        let mut long: Vec<u16> = units(&"abc".repeat(40));
+        long.insert(37, 0xD800);
+        long.extend(units("é😀"));
+        long.push(0xDC00);
+        for units in [
+            vec![],
+            units("plain ascii"),
+            units(&"x".repeat(33)),
+            units("météo ✓ 😀 and more text after it, past sixteen units"),
+            vec![0x61, 0xD800, 0x62],
+            vec![0xDBFF, 0xDC00, 0xDFFF],
+            vec![0xDC00, 0xD800],
+            vec![0x7F, 0x80, 0x7FF, 0x800, 0xFFFF],
+            long,
+        ] {
+            assert_eq!(lossy_from_utf16(&units), String::from_utf16_lossy(&units));
         }
     }
 

@@ -85,7 +85,7 @@ impl<'a> Fields<'a> {
     pub fn text(&mut self) -> Result<Option<String>> {
         Ok(match self.field()? {
             Field::None => None,
-            Field::Units(u) => Some(String::from_utf16_lossy(u)),
+            Field::Units(u) => Some(key_text::lossy_from_utf16(u)),
             Field::Big(s) => Some(s.to_owned()),
         })
     }
