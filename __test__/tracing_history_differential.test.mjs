@@ -24,8 +24,7 @@ function pair() {
   }
   assert.equal(full._histories, undefined, 'the switch selects the full capture')
   assert.ok(delta._histories, 'the delta path is the default')
-  // Small histories are captured in full by default: check every one here.
-  delta._histories.minChars = 0
+  assert.equal(delta._histories.minChars, 0, 'every history is checked by default')
   return { delta, full }
 }
 
@@ -254,9 +253,54 @@ test('random edits of many conversations (direct calls)', async () => {
   assert.ok(p.delta._native.historyCount <= 256, 'the native side holds no more')
 })
 
-test('by default only histories past a few KiB are checked; small ones go in full', async () => {
+// Tool declarations are checked against the agent's last ones: edited in
+// place, replaced, reordered, of several agents, odd values, a throwing getter.
+test('tool declarations reused per agent show exactly what each request declared (direct calls)', async () => {
   const p = pair()
-  p.delta._histories.minChars = 8 * 1024 // the default
+  assert.equal(p.full._tools, undefined, 'the full capture serialises every declaration')
+  const decl = (name, extra = {}) => ({ name, description: `does ${name}`, parameters: { type: 'OBJECT', properties: { q: { type: 'STRING' } }, required: ['q'] }, ...extra })
+  const shared = [{ functionDeclarations: [decl('f'), decl('g')] }]
+  const variants = [
+    () => shared,
+    () => [{ functionDeclarations: [decl('f'), decl('g')] }],
+    () => [{ functionDeclarations: [decl('g'), decl('f')] }],
+    () => [{ functionDeclarations: [decl('f', { description: 'changed' })] }],
+    () => [{ functionDeclarations: [decl('f', { extra: undefined, when: new Date(0) })] }],
+    () => [{ googleSearch: {} }],
+    () => [{ functionDeclarations: [] }],
+    () => [{ functionDeclarations: [decl('f', { n: NaN })] }],
+    () => undefined,
+    () => [{ functionDeclarations: [Object.defineProperty(decl('h'), 'description', { enumerable: true, get: () => { throw new Error('no') } })] }],
+  ]
+  let seed = 3 // mulberry32
+  const rnd = (n) => {
+    seed = (seed + 0x6d2b79f5) | 0
+    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
+    return ((x ^ (x >>> 14)) >>> 0) % n
+  }
+  for (let step = 0; step < 400; step++) {
+    if (step % 25 === 3) shared[0].functionDeclarations[0].description = `edited ${step % 3}`
+    // Mostly the agent's usual declarations (the same object, or a copy).
+    const tools = rnd(10) === 0 ? variants[rnd(variants.length)]() : rnd(2) ? shared : structuredClone(shared)
+    const ic = { invocationId: `t-${step}`, session: { id: 's' } }
+    const cc = { invocationContext: ic, agentName: ['a', 'b', 'c'][rnd(3)] }
+    const llmRequest = { model: 'm', contents: [{ role: 'user', parts: [{ text: 'q' }] }], config: { tools } }
+    for (const tp of [p.delta, p.full]) {
+      await tp.beforeRunCallback({ invocationContext: ic })
+      await tp.beforeModelCallback({ callbackContext: cc, llmRequest })
+      await tp.afterRunCallback({ invocationContext: ic })
+    }
+  }
+  const spans = assertSameSpans(p)
+  assert.ok(p.delta._tools.reused > 100, `declarations were reused (${p.delta._tools.reused})`)
+  const shown = new Set(spans.map((s) => s.attributes['gen_ai.tool.definitions']).filter(Boolean))
+  assert.ok(shown.size >= 4, `the spans show the declarations as they changed (${shown.size} distinct)`)
+})
+
+test('with a size floor set, only histories past it are checked; smaller ones go in full', async () => {
+  const p = pair()
+  p.delta._histories.minChars = 8 * 1024
   const big = Array.from({ length: 300 }, (_, i) => ({ role: i % 2 ? 'model' : 'user', parts: [{ text: `turn ${i} ${'words '.repeat(10)}` }] }))
   const small = [{ role: 'user', parts: [{ text: 'hi' }] }]
   for (let i = 0; i < 6; i++) {

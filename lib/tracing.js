@@ -21,6 +21,7 @@ const { safeJson } = require('./tracing/json.js')
 const { flattenAgentTree, rootOf } = require('./tracing/agents.js')
 const { activeSpanContext } = require('./tracing/active_parent.js')
 const { Histories } = require('./tracing/history.js')
+const { ToolsJson, declaresFunctions } = require('./tracing/tools_json.js')
 const R = require('./tracing/records.js')
 
 const warned = new Set()
@@ -279,12 +280,7 @@ const wellFormed =
 /** JSON of `config.tools` when it declares functions (else nothing). */
 function toolsJson(config) {
   const tools = config?.tools
-  if (!Array.isArray(tools)) return undefined
-  for (const t of tools) {
-    const decls = t?.functionDeclarations
-    if (Array.isArray(decls) && decls.length > 0) return safeJson(tools)
-  }
-  return undefined
+  return Array.isArray(tools) && declaresFunctions(tools) ? safeJson(tools) : undefined
 }
 
 const NO_USAGE = Object.freeze({})
@@ -446,6 +442,8 @@ class TracingPlugin {
     this._linked = false // an AgentTool run was linked to its call (lib/agent_tool.js)
     // History captured once per conversation (off: today's full capture).
     this._histories = envFullCapture() ? undefined : new Histories((slot) => this._r.forgetHistory(slot))
+    // Tool declarations checked against the agent's last ones (off: each serialised).
+    this._tools = this._histories === undefined ? undefined : new ToolsJson()
     const warning = native.warning
     if (warning) warnOnce('NO_EXPORTER', warning)
     live.add(new WeakRef(this))
@@ -673,7 +671,7 @@ class TracingPlugin {
       const systemText = typeof system === 'string' && wellFormed(system) ? system : undefined
       const model = str(request?.model)
       const configText = configJson(config)
-      const toolsText = toolsJson(config)
+      const toolsText = this._tools === undefined ? toolsJson(config) : this._tools.of(agent, config?.tools)
       const systemJson = system != null && systemText === undefined ? safeJson(system) : undefined
       const slot = contents?.slot ?? 0
       const r = this._r

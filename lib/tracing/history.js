@@ -19,10 +19,15 @@ const MAX_CHARS = 32 * 1024 * 1024
 /** A history this size or bigger is not remembered (its own share of the budget). */
 const MAX_CONVERSATION_CHARS = MAX_CHARS / 2
 /** A request whose JSON is shorter is captured in full and its conversation
- * not tracked: for a few small Contents one JSON.stringify costs less than
- * the check and the bookkeeping (measured in ADK runs of fresh three-item
- * sessions: tracking cost 28 µs per model call, the stringify 1.8 µs). */
-const MIN_CHARS = 8 * 1024
+ * not tracked. None by default: with the span model on its own thread,
+ * tracking costs this thread less than the serialisation it saves from a
+ * conversation's second model call on, however small (a five-item history
+ * of 717 characters: JSON.stringify 4.6 µs, the check 1.4 µs; S1's
+ * beforeModelCallback 7.5 -> 3.6 µs), and runs of fresh two-call sessions
+ * showed no difference beyond the machine's noise. (Before that thread,
+ * tracking a small history cost 28 µs per model call against 1.8 µs for
+ * its stringify, and only histories past 8 KiB were tracked.) */
+const MIN_CHARS = 0
 
 class Conversation {
   constructor(slot) {
