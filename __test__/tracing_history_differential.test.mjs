@@ -24,7 +24,8 @@ function pair() {
   }
   assert.equal(full._histories, undefined, 'the switch selects the full capture')
   assert.ok(delta._histories, 'the delta path is the default')
-  assert.equal(delta._histories.minChars, 0, 'every history is checked by default')
+  // Small histories are tracked once they recur: check every one here.
+  delta._histories.minChars = 0
   return { delta, full }
 }
 
@@ -298,27 +299,52 @@ test('tool declarations reused per agent show exactly what each request declared
   assert.ok(shown.size >= 4, `the spans show the declarations as they changed (${shown.size} distinct)`)
 })
 
-test('with a size floor set, only histories past it are checked; smaller ones go in full', async () => {
+test('big histories are tracked from their first call, small ones once they recur, fresh two-call sessions never', async () => {
   const p = pair()
-  p.delta._histories.minChars = 8 * 1024
+  p.delta._histories.minChars = 8 * 1024 // the default
+  const h = p.delta._histories
   const big = Array.from({ length: 300 }, (_, i) => ({ role: i % 2 ? 'model' : 'user', parts: [{ text: `turn ${i} ${'words '.repeat(10)}` }] }))
   const small = [{ role: 'user', parts: [{ text: 'hi' }] }]
+  const model = async (sid, invocationId, contents) => {
+    const ic = { invocationId, session: { id: sid } }
+    const cc = { invocationContext: ic, agentName: 'a' }
+    for (const tp of [p.delta, p.full]) {
+      await tp.beforeRunCallback({ invocationContext: ic })
+      await tp.beforeModelCallback({ callbackContext: cc, llmRequest: { model: 'm', contents } })
+    }
+  }
+  const end = async (invocationId) => {
+    for (const tp of [p.delta, p.full]) await tp.afterRunCallback({ invocationContext: { invocationId } })
+  }
+  // Fresh sessions of one run with two model calls (a tool call between).
+  for (let i = 0; i < 20; i++) {
+    const contents = [{ role: 'user', parts: [{ text: `q ${i}` }] }]
+    await model(`fresh-${i}`, `f-${i}`, contents)
+    contents.push({ role: 'model', parts: [{ functionCall: { name: 't', args: {} } }] }, { role: 'user', parts: [{ functionResponse: { name: 't', response: { ok: i } } }] })
+    await model(`fresh-${i}`, `f-${i}`, contents)
+    await end(`f-${i}`)
+  }
+  assert.equal(h.size, 0, 'no fresh two-call session is tracked')
+  // One run whose third model call makes it recur.
+  const long = [{ role: 'user', parts: [{ text: 'long' }] }]
+  for (let k = 0; k < 4; k++) {
+    await model('long', 'l-1', long)
+    long.push({ role: 'model', parts: [{ text: `step ${k}` }] })
+    if (k === 1) assert.equal(h.size, 0, 'not tracked at its second call')
+  }
+  await end('l-1')
+  assert.equal(h.size, 1, 'tracked from its third call')
   for (let i = 0; i < 6; i++) {
     for (const [sid, contents] of [['big', big], ['small', small]]) {
       contents.push({ role: 'user', parts: [{ text: `more ${i}` }] })
-      const ic = { invocationId: `${sid}-${i}`, session: { id: sid } }
-      const cc = { invocationContext: ic, agentName: 'a' }
-      for (const tp of [p.delta, p.full]) {
-        await tp.beforeRunCallback({ invocationContext: ic })
-        await tp.beforeModelCallback({ callbackContext: cc, llmRequest: { model: 'm', contents } })
-        await tp.afterRunCallback({ invocationContext: ic })
-      }
+      await model(sid, `${sid}-${i}`, contents)
+      await end(`${sid}-${i}`)
     }
+    if (i === 0) assert.equal(h.size, 2, 'the big one is tracked at once, the small one not yet')
   }
   assertSameSpans(p)
-  const h = p.delta._histories
-  assert.equal(h.size, 1, 'only the big conversation is tracked')
-  assert.ok(h.reusedItems >= 4 * 300, `the big one reused its items (${h.reusedItems})`)
+  assert.equal(h.size, 3, 'the small one is tracked once it came back in a later run')
+  assert.ok(h.reusedItems >= 5 * 300, `the big one reused its items (${h.reusedItems})`)
 })
 
 test('a throwing getter or proxy in a tracked history falls back to the full (sanitising) capture and leaks no slot', async () => {

@@ -18,16 +18,19 @@ const MAX_CONVERSATIONS = 256
 const MAX_CHARS = 32 * 1024 * 1024
 /** A history this size or bigger is not remembered (its own share of the budget). */
 const MAX_CONVERSATION_CHARS = MAX_CHARS / 2
-/** A request whose JSON is shorter is captured in full and its conversation
- * not tracked. None by default: with the span model on its own thread,
- * tracking costs this thread less than the serialisation it saves from a
- * conversation's second model call on, however small (a five-item history
- * of 717 characters: JSON.stringify 4.6 µs, the check 1.4 µs; S1's
- * beforeModelCallback 7.5 -> 3.6 µs), and runs of fresh two-call sessions
- * showed no difference beyond the machine's noise. (Before that thread,
- * tracking a small history cost 28 µs per model call against 1.8 µs for
- * its stringify, and only histories past 8 KiB were tracked.) */
-const MIN_CHARS = 0
+/** A history this size or bigger is tracked from its first model call. */
+const MIN_CHARS = 8 * 1024
+/** A smaller one is tracked once its conversation recurs: in a later
+ * invocation, or at an invocation's RECUR_CALLS-th model call. With the
+ * span model on its own thread, checking a small history costs this thread
+ * less than the serialisation it saves (a five-item history of 717
+ * characters: JSON.stringify 4.6 µs, the check 1.4 µs), but recording it
+ * costs more than one serialisation: a fresh session's single run of two
+ * model calls would pay that and gain nothing (measured in such runs:
+ * beforeModelCallback 14.8 µs per run untracked, 26.6 µs tracked at once). */
+const RECUR_CALLS = 3
+/** Small conversations remembered until they recur (the oldest forgotten first). */
+const MAX_RECENT = 1024
 
 class Conversation {
   constructor(slot) {
@@ -116,6 +119,8 @@ class Histories {
     this._chars = 0
     this._nextSlot = 1
     this.minChars = MIN_CHARS
+    // Small conversations not tracked yet: key -> { invocationId, calls }.
+    this._recent = new Map()
     // What the checks found, for the tests: items not sent again, and
     // requests captured in full because something was not supported.
     this.reusedItems = 0
@@ -132,12 +137,11 @@ class Histories {
    * them in full). `key` names the conversation for `forgetKey`.
    */
   delta(ctx, invocationId, agent, contents) {
-    // No key is built while nothing is tracked (the common small case).
-    let key = this._byKey.size === 0 ? undefined : conversationKey(ctx, invocationId, agent)
-    let conv = key === undefined ? undefined : this._byKey.get(key)
+    const key = conversationKey(ctx, invocationId, agent)
+    let conv = this._byKey.get(key)
     let reuse = 0
     if (conv === undefined) {
-      // Not tracked: captured in full; tracked from now on if it is big.
+      // Not tracked: captured in full; tracked from now on if it is big or recurs.
       let json
       try {
         json = JSON.stringify(contents)
@@ -145,8 +149,9 @@ class Histories {
         return undefined
       }
       if (typeof json !== 'string') return undefined
-      if (json.length < this.minChars || json.length >= MAX_CONVERSATION_CHARS) return { slot: 0, reuse: 0, json, keep: false }
-      key ??= conversationKey(ctx, invocationId, agent)
+      if (json.length >= MAX_CONVERSATION_CHARS || (json.length < this.minChars && !this._recurs(key, invocationId))) {
+        return { slot: 0, reuse: 0, json, keep: false }
+      }
       conv = new Conversation(this._nextSlot++)
       try {
         if (!conv.recordFrom(contents, 0)) {
@@ -180,6 +185,20 @@ class Histories {
       return undefined
     }
     return this._keep(key, conv, reuse, json, contents.length)
+  }
+
+  /** Whether the small conversation `key` recurs now (see RECUR_CALLS);
+   * remembers it until it does. */
+  _recurs(key, invocationId) {
+    const seen = this._recent.get(key)
+    if (seen === undefined) {
+      if (this._recent.size >= MAX_RECENT) this._recent.delete(this._recent.keys().next().value)
+      this._recent.set(key, { invocationId, calls: 1 })
+      return false
+    }
+    if (seen.invocationId === invocationId && ++seen.calls < RECUR_CALLS) return false
+    this._recent.delete(key)
+    return true
   }
 
   /** Remembers `conv` (its items recorded) and says what to send. */
