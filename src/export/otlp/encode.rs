@@ -2,20 +2,20 @@
 //! Runs on the exporter thread: this is where deferred attribute values are
 //! rendered.
 
+use super::gzip::Gzip;
 use super::prepared::PreparedSpan;
 use super::proto::{self, any_value::Value};
 use super::wire::{bytes_field, len_field_size, len_header};
 use crate::export::config::{OtlpConfig, SDK_NAME, SDK_VERSION};
-use flate2::write::GzEncoder;
 use prost::Message;
-use std::io::Write;
 
 pub struct Encoder {
     /// `ResourceSpans.resource` and `ScopeSpans.scope`, encoded once.
     resource: Vec<u8>,
     scope: Vec<u8>,
     limit: Option<usize>,
-    gzip: bool,
+    /// The deflate state, kept from body to body; none: bodies go plain.
+    gzip: Option<Gzip>,
 }
 
 // Field numbers of the request envelope.
@@ -45,12 +45,12 @@ impl Encoder {
             resource: proto::Resource { attributes }.encode_to_vec(),
             scope: scope.encode_to_vec(),
             limit: config.attribute_value_length_limit,
-            gzip: config.gzip,
+            gzip: config.gzip.then(Gzip::new),
         }
     }
 
     pub fn gzip(&self) -> bool {
-        self.gzip
+        self.gzip.is_some()
     }
 
     /// The ExportTraceServiceRequest for `spans`: one ResourceSpans with one
@@ -72,19 +72,12 @@ impl Encoder {
     }
 
     /// The HTTP body for `spans`: protobuf, gzipped when configured.
-    pub fn body(&self, spans: &[PreparedSpan]) -> Vec<u8> {
+    pub fn body(&mut self, spans: &[PreparedSpan]) -> Vec<u8> {
         let raw = self.raw(spans);
-        if !self.gzip {
-            return raw;
-        }
-        let mut gz = GzEncoder::new(
-            Vec::with_capacity(raw.len() / 3),
-            flate2::Compression::fast(),
-        );
-        // Writing into a Vec cannot fail; fall back to the plain bytes if it did.
-        match gz.write_all(&raw).and_then(|_| gz.finish()) {
-            Ok(zipped) => zipped,
-            Err(_) => raw,
+        match self.gzip.as_mut() {
+            // Deflate into a Vec fails only on a broken state: send it plain then.
+            Some(gzip) => gzip.zip(&raw).unwrap_or(raw),
+            None => raw,
         }
     }
 

@@ -14,6 +14,7 @@
 
 mod batch;
 pub mod encode;
+mod gzip;
 pub mod http;
 pub mod prepared;
 pub mod proto;

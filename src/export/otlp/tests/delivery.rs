@@ -487,7 +487,7 @@ fn figures_on_end_and_encoding() {
     assert!(sink.force_flush(Duration::from_secs(60)));
     println!("export of {count} spans to loopback: {:?}", t.elapsed());
     assert_eq!(sink.dropped_count(), 0);
-    let encoder = crate::export::otlp::encode::Encoder::new(&c);
+    let mut encoder = crate::export::otlp::encode::Encoder::new(&c);
     let batch = &spans[..512];
     let rounds = 200;
     let (mut bytes, mut zipped) = (0, 0);

@@ -148,12 +148,21 @@ fn long_values_are_cut_at_the_length_limit_in_characters() {
     }
 }
 
+fn gunzip(zipped: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(zipped)
+        .read_to_end(&mut out)
+        .expect("gzip");
+    out
+}
+
 #[test]
 fn gzip_body_inflates_to_the_protobuf() {
     let c = OtlpConfig::with_endpoint("http://x/");
-    let encoder = Encoder::new(&c);
+    let mut encoder = Encoder::new(&c);
     let spans: Vec<SpanData> = (0..50).map(|i| span(&format!("s{i}"))).collect();
-    let zipped = encoder.body(&encoder.prepare(spans.clone()));
+    let prepared = encoder.prepare(spans.clone());
+    let zipped = encoder.body(&prepared);
     let raw = encoder.raw(&encoder.prepare(spans.clone()));
     assert!(
         zipped.len() * 3 < raw.len(),
@@ -161,15 +170,30 @@ fn gzip_body_inflates_to_the_protobuf() {
         zipped.len(),
         raw.len()
     );
-    let mut out = Vec::new();
-    flate2::read::GzDecoder::new(&zipped[..])
-        .read_to_end(&mut out)
-        .expect("gzip");
-    assert_eq!(out, raw);
+    assert_eq!(gunzip(&zipped), raw);
     let mut plain = c.clone();
     plain.gzip = false;
-    let plain = Encoder::new(&plain);
-    assert_eq!(plain.body(&plain.prepare(spans)), raw);
+    let mut plain = Encoder::new(&plain);
+    let prepared = plain.prepare(spans);
+    assert_eq!(plain.body(&prepared), raw);
+}
+
+#[test]
+fn the_kept_deflate_state_starts_each_body_afresh() {
+    let c = OtlpConfig::with_endpoint("http://x/");
+    let mut encoder = Encoder::new(&c);
+    // Bodies of different sizes, one past several output reservations,
+    // and none at all: each must inflate alone to its own protobuf.
+    for n in [50, 1, 0, 2000, 3] {
+        let spans: Vec<SpanData> = (0..n).map(|i| span(&format!("span {i} of {n}"))).collect();
+        let prepared = encoder.prepare(spans.clone());
+        let zipped = encoder.body(&prepared);
+        assert_eq!(
+            gunzip(&zipped),
+            encoder.raw(&encoder.prepare(spans)),
+            "{n} spans"
+        );
+    }
 }
 
 #[test]

@@ -144,7 +144,7 @@ pub fn invocation_spans() -> Vec<SpanData> {
 #[ignore = "prints figures; run with --ignored --nocapture"]
 fn figures_worker_per_span() {
     let c = config("http://127.0.0.1:9/v1/traces");
-    let encoder = crate::export::otlp::encode::Encoder::new(&c);
+    let mut encoder = crate::export::otlp::encode::Encoder::new(&c);
     let batch: Vec<SpanData> = (0..103)
         .flat_map(|_| invocation_spans())
         .take(512)
@@ -209,7 +209,7 @@ fn figures_worker_big_history() {
     };
     let history = std::fs::read_to_string(path).expect("history file");
     let c = config("http://127.0.0.1:9/v1/traces");
-    let encoder = crate::export::otlp::encode::Encoder::new(&c);
+    let mut encoder = crate::export::otlp::encode::Encoder::new(&c);
     let mut span = base("chat scripted-model", "chat");
     span.attributes.push((
         "gen_ai.input.messages".into(),
