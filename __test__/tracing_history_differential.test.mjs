@@ -258,7 +258,7 @@ test('random edits of many conversations (direct calls)', async () => {
 // place, replaced, reordered, of several agents, odd values, a throwing getter.
 test('tool declarations reused per agent show exactly what each request declared (direct calls)', async () => {
   const p = pair()
-  assert.equal(p.full._tools, undefined, 'the full capture serialises every declaration')
+  assert.equal(p.full._tools._check, false, 'the full capture serialises every declaration')
   const decl = (name, extra = {}) => ({ name, description: `does ${name}`, parameters: { type: 'OBJECT', properties: { q: { type: 'STRING' } }, required: ['q'] }, ...extra })
   const shared = [{ functionDeclarations: [decl('f'), decl('g')] }]
   const variants = [

@@ -21,7 +21,7 @@ const { safeJson } = require('./tracing/json.js')
 const { flattenAgentTree, rootOf } = require('./tracing/agents.js')
 const { activeSpanContext } = require('./tracing/active_parent.js')
 const { Histories } = require('./tracing/history.js')
-const { ToolsJson, declaresFunctions } = require('./tracing/tools_json.js')
+const { ToolsJson } = require('./tracing/tools_json.js')
 const R = require('./tracing/records.js')
 
 const warned = new Set()
@@ -277,12 +277,6 @@ function pickedConfigJson(config, out, at, value) {
 const wellFormed =
   typeof String.prototype.isWellFormed === 'function' ? (s) => s.isWellFormed() : () => false
 
-/** JSON of `config.tools` when it declares functions (else nothing). */
-function toolsJson(config) {
-  const tools = config?.tools
-  return Array.isArray(tools) && declaresFunctions(tools) ? safeJson(tools) : undefined
-}
-
 const NO_USAGE = Object.freeze({})
 
 // The native function the callbacks use: tracerApply(handle, ...) hands a
@@ -443,7 +437,7 @@ class TracingPlugin {
     // History captured once per conversation (off: today's full capture).
     this._histories = envFullCapture() ? undefined : new Histories((slot) => this._r.forgetHistory(slot))
     // Tool declarations checked against the agent's last ones (off: each serialised).
-    this._tools = this._histories === undefined ? undefined : new ToolsJson()
+    this._tools = new ToolsJson(this._histories !== undefined)
     const warning = native.warning
     if (warning) warnOnce('NO_EXPORTER', warning)
     live.add(new WeakRef(this))
@@ -671,7 +665,7 @@ class TracingPlugin {
       const systemText = typeof system === 'string' && wellFormed(system) ? system : undefined
       const model = str(request?.model)
       const configText = configJson(config)
-      const toolsText = this._tools === undefined ? toolsJson(config) : this._tools.of(agent, config?.tools)
+      const toolsText = this._tools.of(agent, config?.tools)
       const systemJson = system != null && systemText === undefined ? safeJson(system) : undefined
       const slot = contents?.slot ?? 0
       const r = this._r
