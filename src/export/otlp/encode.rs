@@ -9,6 +9,12 @@ use super::wire::{bytes_field, len_field_size, len_header};
 use crate::export::config::{OtlpConfig, SDK_NAME, SDK_VERSION};
 use prost::Message;
 
+/// A request body, and whether it is gzipped (its Content-Encoding).
+pub struct Body {
+    pub bytes: Vec<u8>,
+    pub gzipped: bool,
+}
+
 pub struct Encoder {
     /// `ResourceSpans.resource` and `ScopeSpans.scope`, encoded once.
     resource: Vec<u8>,
@@ -49,10 +55,6 @@ impl Encoder {
         }
     }
 
-    pub fn gzip(&self) -> bool {
-        self.gzip.is_some()
-    }
-
     /// The ExportTraceServiceRequest for `spans`: one ResourceSpans with one
     /// ScopeSpans holding them (their deferred attributes rendered now).
     pub fn raw(&self, spans: &[PreparedSpan]) -> Vec<u8> {
@@ -72,12 +74,19 @@ impl Encoder {
     }
 
     /// The HTTP body for `spans`: protobuf, gzipped when configured.
-    pub fn body(&mut self, spans: &[PreparedSpan]) -> Vec<u8> {
+    pub fn body(&mut self, spans: &[PreparedSpan]) -> Body {
         let raw = self.raw(spans);
-        match self.gzip.as_mut() {
-            // Deflate into a Vec fails only on a broken state: send it plain then.
-            Some(gzip) => gzip.zip(&raw).unwrap_or(raw),
-            None => raw,
+        // Deflate into a Vec fails only on a broken state: that body goes
+        // plain, and says so.
+        match self.gzip.as_mut().map(|gzip| gzip.zip(&raw)) {
+            Some(Some(bytes)) => Body {
+                bytes,
+                gzipped: true,
+            },
+            _ => Body {
+                bytes: raw,
+                gzipped: false,
+            },
         }
     }
 

@@ -1,6 +1,7 @@
 //! One OTLP/HTTP POST and what its answer means for the batch. Blocking
 //! (ureq, rustls with ring): it only ever runs on the exporter thread.
 
+use super::encode::Body;
 use crate::export::config::{OtlpConfig, SDK_NAME, SDK_VERSION};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -24,7 +25,6 @@ pub struct Transport {
     agent: ureq::Agent,
     endpoint: String,
     headers: Vec<(String, String)>,
-    gzip: bool,
 }
 
 const ERROR_BODY_LIMIT: u64 = 4096;
@@ -55,12 +55,11 @@ impl Transport {
                 })
                 .cloned()
                 .collect(),
-            gzip: config.gzip,
         }
     }
 
     /// POSTs `body`; the whole attempt (connect, send, answer) is bounded by `timeout`.
-    pub fn send(&self, body: &[u8], timeout: Duration) -> Outcome {
+    pub fn send(&self, body: &Body, timeout: Duration) -> Outcome {
         let mut request = self
             .agent
             .post(&self.endpoint)
@@ -68,13 +67,13 @@ impl Transport {
             .timeout_global(Some(timeout))
             .build()
             .header("Content-Type", "application/x-protobuf");
-        if self.gzip {
+        if body.gzipped {
             request = request.header("Content-Encoding", "gzip");
         }
         for (k, v) in &self.headers {
             request = request.header(k.as_str(), v.as_str());
         }
-        let mut response = match request.send(body) {
+        let mut response = match request.send(&body.bytes[..]) {
             Ok(r) => r,
             Err(e) => return classify_error(&e),
         };

@@ -493,7 +493,7 @@ fn figures_on_end_and_encoding() {
     let (mut bytes, mut zipped) = (0, 0);
     for _ in 0..20 {
         bytes = encoder.raw(&encoder.prepare(batch.to_vec())).len();
-        zipped = encoder.body(&encoder.prepare(batch.to_vec())).len();
+        zipped = encoder.body(&encoder.prepare(batch.to_vec())).bytes.len();
     }
     // Spans are prepared on the JavaScript thread (on_end): before the clock.
     let prepared = encoder.prepare(batch.to_vec());
@@ -504,7 +504,7 @@ fn figures_on_end_and_encoding() {
     let enc = t.elapsed() / rounds;
     let t = Instant::now();
     for _ in 0..rounds {
-        zipped = encoder.body(&prepared).len();
+        zipped = encoder.body(&prepared).bytes.len();
     }
     let gz = t.elapsed() / rounds;
     println!("encode 512 spans: {enc:?} ({bytes} B); encode+gzip: {gz:?} ({zipped} B)");

@@ -162,7 +162,9 @@ fn gzip_body_inflates_to_the_protobuf() {
     let mut encoder = Encoder::new(&c);
     let spans: Vec<SpanData> = (0..50).map(|i| span(&format!("s{i}"))).collect();
     let prepared = encoder.prepare(spans.clone());
-    let zipped = encoder.body(&prepared);
+    let body = encoder.body(&prepared);
+    assert!(body.gzipped);
+    let zipped = body.bytes;
     let raw = encoder.raw(&encoder.prepare(spans.clone()));
     assert!(
         zipped.len() * 3 < raw.len(),
@@ -175,7 +177,9 @@ fn gzip_body_inflates_to_the_protobuf() {
     plain.gzip = false;
     let mut plain = Encoder::new(&plain);
     let prepared = plain.prepare(spans);
-    assert_eq!(plain.body(&prepared), raw);
+    let body = plain.body(&prepared);
+    assert!(!body.gzipped);
+    assert_eq!(body.bytes, raw);
 }
 
 #[test]
@@ -187,9 +191,10 @@ fn the_kept_deflate_state_starts_each_body_afresh() {
     for n in [50, 1, 0, 2000, 3] {
         let spans: Vec<SpanData> = (0..n).map(|i| span(&format!("span {i} of {n}"))).collect();
         let prepared = encoder.prepare(spans.clone());
-        let zipped = encoder.body(&prepared);
+        let body = encoder.body(&prepared);
+        assert!(body.gzipped);
         assert_eq!(
-            gunzip(&zipped),
+            gunzip(&body.bytes),
             encoder.raw(&encoder.prepare(spans)),
             "{n} spans"
         );

@@ -182,7 +182,7 @@ fn figures_worker_per_span() {
             .collect();
         let t = Instant::now();
         for b in inputs {
-            sizes.1 = encoder.body(&b).len();
+            sizes.1 = encoder.body(&b).bytes.len();
         }
         best[2] = best[2].min(t.elapsed() / rounds);
     }
@@ -239,7 +239,7 @@ fn figures_worker_big_history() {
             .collect();
         let t = Instant::now();
         for b in inputs {
-            sizes.1 = encoder.body(&b).len();
+            sizes.1 = encoder.body(&b).bytes.len();
         }
         best[2] = best[2].min(t.elapsed() / rounds);
     }
