@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { agent, addTool, traced, newSession, request, byName, plugin } from './helpers/tracing_helpers.mjs'
 import { call } from './helpers/scripted_llm.mjs'
+import { FunctionTool, SequentialAgent } from '@google/adk'
 
 async function runOnce(runner, text = 'add please') {
   const sessionId = await newSession(runner)
@@ -91,4 +92,58 @@ test("the console exporter prints a run's tree before what the program prints af
   const after = r.stdout.indexOf('AFTER RUN')
   assert.ok(tree >= 0 && after >= 0, r.stdout)
   assert.ok(tree < after, r.stdout)
+})
+
+test("strings repeated within a batch (ids, names, each agent's tools and instruction) reach every span as they were", async () => {
+  const RUNS = 3
+  const tool = (name) => new FunctionTool({ name, description: `tool ${name}`, execute: async () => ({ ok: name }) })
+  const steps = ['a', 'b', 'c'].map((n) =>
+    agent(n, Array.from({ length: RUNS }, () => [call(`${n}_tool`, { n }), `${n} done`]).flat(), {
+      tools: [tool(`${n}_tool`)],
+      instruction: `You are ${n}.`,
+    }),
+  )
+  const { tracing, runner } = traced(new SequentialAgent({ name: 'pipeline', description: 'three steps', subAgents: steps }))
+  // Count the repeats handed over (records.js writes one as 2^40 + i).
+  let repeats = 0
+  const calls = tracing._n
+  tracing._n = {
+    tracerApply(h, nums, n, ...rest) {
+      for (let i = 0; i < n; i++) if (nums[i] >= 2 ** 40) repeats++
+      return calls.tracerApply(h, nums, n, ...rest)
+    },
+  }
+  const sessionId = await newSession(runner)
+  for (let r = 0; r < RUNS; r++) {
+    for await (const _ of runner.runAsync(request(sessionId, `run ${r}`))) {
+      // drain
+    }
+  }
+  const spans = tracing.getFinishedSpans()
+  assert.ok(repeats > 6 * RUNS, `repeats handed over: ${repeats}`)
+  const chats = byName(spans, 'chat scripted-model')
+  assert.equal(chats.length, 6 * RUNS)
+  for (const chat of chats) {
+    const n = chat.attributes['gen_ai.agent.name']
+    assert.ok(['a', 'b', 'c'].includes(n), n)
+    const definitions = JSON.parse(chat.attributes['gen_ai.tool.definitions'])
+    assert.deepEqual(definitions.map((d) => d.name), [`${n}_tool`])
+    assert.match(chat.attributes['gen_ai.system_instructions'], new RegExp(`You are ${n}\\.`))
+    for (const other of ['a', 'b', 'c'].filter((o) => o !== n)) {
+      assert.doesNotMatch(chat.attributes['gen_ai.system_instructions'], new RegExp(`You are ${other}\\.`))
+    }
+  }
+  const roots = spans.filter((s) => s.parentSpanId === undefined || s.parentSpanId === '')
+  assert.equal(new Set(roots.map((s) => s.traceId)).size, RUNS)
+  for (const n of ['a', 'b', 'c']) {
+    const tools = byName(spans, `execute_tool ${n}_tool`)
+    assert.equal(tools.length, RUNS)
+    for (const t of tools) {
+      assert.equal(t.attributes['gen_ai.agent.name'], n)
+      assert.deepEqual(JSON.parse(t.attributes['gen_ai.tool.call.arguments']), { n })
+      assert.deepEqual(JSON.parse(t.attributes['gen_ai.tool.call.result']), { ok: `${n}_tool` })
+    }
+    assert.equal(new Set(tools.map((t) => t.attributes['gen_ai.tool.call.id'])).size, RUNS)
+  }
+  await tracing.shutdown()
 })

@@ -3,7 +3,15 @@
 // native tracer in one call per batch (src/js/tracing/records.rs says why
 // and how a record is laid out): numbers go into one Float64Array, strings
 // into one string, and each string field is its length there (-1: none;
-// -2 - i: the i-th string of `big`, for long ones).
+// -2 - i: the i-th string of `big`, for long ones; SAME + i: a repeat).
+//
+// Repeats are sent once per batch. Most of what a run writes is: its id in
+// every record, its agent's and tools' names, and each model call's tool
+// declarations, system instruction and config (about 70% of an S1
+// lifecycle's text). A key field repeats one of the last KEYS keys of the
+// batch; a `same` field repeats its own slot's last value. The native
+// reader (src/js/tracing/fields.rs) keeps the same keys and slots, reading
+// the same fields in the same order, so both always agree.
 
 // Record kinds; src/js/tracing/records.rs has the same numbers.
 const START = 1
@@ -25,6 +33,17 @@ const REGISTER_TREE = 16
 
 /** Strings longer than this go on their own. */
 const BIG = 1024
+/** A string field written as SAME + i repeats an earlier one of the batch. */
+const SAME = 2 ** 40
+/** How many recent keys a key field can repeat (fields.rs: KEYS). */
+const KEYS = 4
+// beforeModel's fields that mostly repeat, each its own slot (fields.rs).
+const SAME_MODEL = 0
+const SAME_CONFIG = 1
+const SAME_TOOLS = 2
+const SAME_SYSTEM_JSON = 3
+const SAME_SYSTEM_TEXT = 4
+const SLOTS = 5
 /** A batch this big goes at the end of the callback that made it so
  * (else at the end of a run): bounded memory, and one hand-over per run. */
 const MAX_NUMS = 4096
@@ -40,6 +59,10 @@ class Records {
     this.text = ''
     this.big = []
     this.bigChars = 0
+    // The batch's last KEYS keys (written round robin) and each slot's last value.
+    this.keys = new Array(KEYS).fill(undefined)
+    this.keyAt = 0
+    this.last = new Array(SLOTS).fill(undefined)
   }
 
   /** Starts a record of `kind` with room for `size` more numbers. */
@@ -79,10 +102,29 @@ class Records {
   key(s) {
     if (typeof s !== 'string') {
       this.nums[this.n++] = -1
-    } else {
-      this.nums[this.n++] = s.length
-      this.text += s
+      return
     }
+    const keys = this.keys
+    for (let i = 0; i < KEYS; i++) {
+      if (keys[i] === s) {
+        this.nums[this.n++] = SAME + i
+        return
+      }
+    }
+    this.nums[this.n++] = s.length
+    this.text += s
+    keys[this.keyAt] = s
+    this.keyAt = (this.keyAt + 1) % KEYS
+  }
+
+  /** A string that is mostly slot `slot`'s last value: sent once per batch. */
+  same(s, slot) {
+    if (typeof s === 'string' && s === this.last[slot]) {
+      this.nums[this.n++] = SAME
+      return
+    }
+    this.str(s)
+    this.last[slot] = s
   }
 
   /** Flat 5-tuples of lib/tracing/agents.js (their count first). */
@@ -133,15 +175,15 @@ class Records {
     this.begin(BEFORE_MODEL, 11)
     this.key(id)
     this.key(agent)
-    this.str(model)
-    this.str(configJson)
-    this.str(toolsJson)
-    this.str(systemJson)
+    this.same(model, SAME_MODEL)
+    this.same(configJson, SAME_CONFIG)
+    this.same(toolsJson, SAME_TOOLS)
+    this.same(systemJson, SAME_SYSTEM_JSON)
     this.str(contentsJson)
     this.num(slot)
     this.num(reuse)
     this.optFlag(keep)
-    this.str(systemText)
+    this.same(systemText, SAME_SYSTEM_TEXT)
   }
 
   /** `counts`: prompt, candidates, total, thoughts, cached (NaN: none). */
@@ -256,6 +298,11 @@ class Records {
     const { nums, n, text, big } = this
     this.n = 0
     this.text = ''
+    const keys = this.keys
+    for (let i = 0; i < KEYS; i++) keys[i] = undefined
+    this.keyAt = 0
+    const last = this.last
+    for (let i = 0; i < SLOTS; i++) last[i] = undefined
     if (big.length !== 0) {
       this.big = []
       this.bigChars = 0

@@ -8,9 +8,12 @@
 //! the order `apply_one` reads them. A string field is one number: its
 //! length in UTF-16 units, taken from the batch's text in order; -1 for
 //! none; -2 - i for the i-th of the batch's big strings, passed apart
-//! (long JSON reads faster as UTF-8 on its own than widened).
+//! (long JSON reads faster as UTF-8 on its own than widened); 2^40 + i for
+//! a repeat of a string read before in the batch (fields.rs).
 
-use super::fields::{malformed, Fields};
+use super::fields::{
+    malformed, Fields, SAME_CONFIG, SAME_MODEL, SAME_SYSTEM_JSON, SAME_SYSTEM_TEXT, SAME_TOOLS,
+};
 use super::state::{self, TracerState};
 use super::text::owned;
 use super::worker;
@@ -171,16 +174,16 @@ fn apply_one(
         }
         BEFORE_MODEL => {
             let agent = f.key()?;
-            let model = f.text()?;
-            let config_json = f.text()?;
-            let tools_json = f.text()?;
-            let system_json = f.text()?;
+            let model = f.same_text(SAME_MODEL)?;
+            let config_json = f.same_text(SAME_CONFIG)?;
+            let tools_json = f.same_text(SAME_TOOLS)?;
+            let system_json = f.same_text(SAME_SYSTEM_JSON)?;
             let contents_json = f.text()?.map(String::into_bytes);
             let slot = f.num()?;
             let reuse = f.num()?;
             let keep = f.opt_flag()?;
             // A string instruction comes as is; its JSON is written here.
-            let system_json = match f.text()? {
+            let system_json = match f.same_text(SAME_SYSTEM_TEXT)? {
                 Some(text) => serde_json::to_string(&text).ok(),
                 None => system_json,
             };
