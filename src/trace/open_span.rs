@@ -3,7 +3,7 @@
 //! streamed-turn and attribute rules that fill them.
 
 use super::genai::truncate;
-use super::span::{AttributeValue, SpanData, Status, StatusCode};
+use super::span::{AttributeKey, AttributeValue, SpanData, Status, StatusCode};
 
 pub const INTERRUPTED: &str = "weave.google_adk.interrupted";
 
@@ -14,7 +14,7 @@ pub struct OpenSpan {
     pub parent: Option<[u8; 8]>,
     pub name: String,
     pub start: u64,
-    pub attrs: Vec<(String, AttributeValue)>,
+    pub attrs: Vec<(AttributeKey, AttributeValue)>,
     pub status: Status,
 }
 
@@ -31,15 +31,15 @@ impl OpenSpan {
     }
 
     /// Sets (or replaces) an attribute.
-    pub fn set(&mut self, key: &str, value: AttributeValue) {
+    pub fn set(&mut self, key: &'static str, value: AttributeValue) {
         if let Some(slot) = self.attrs.iter_mut().find(|(k, _)| k == key) {
             slot.1 = value;
         } else {
-            self.attrs.push((key.to_string(), value));
+            self.attrs.push((AttributeKey::Borrowed(key), value));
         }
     }
 
-    pub fn set_str(&mut self, key: &str, value: impl Into<String>, limit: Option<usize>) {
+    pub fn set_str(&mut self, key: &'static str, value: impl Into<String>, limit: Option<usize>) {
         self.set(key, AttributeValue::String(truncate(value.into(), limit)));
     }
 

@@ -56,6 +56,10 @@ impl AttributeValue {
     }
 }
 
+/// An attribute's key: the span model's are all constants, so a span's
+/// dozen keys cost no allocation (nor a free on the exporter thread).
+pub type AttributeKey = std::borrow::Cow<'static, str>;
+
 #[derive(Clone, Debug)]
 pub struct SpanData {
     pub trace_id: [u8; 16],
@@ -65,7 +69,7 @@ pub struct SpanData {
     pub start_time_unix_nano: u64,
     pub end_time_unix_nano: u64,
     /// In the order they were set; a key set twice keeps its last value.
-    pub attributes: Vec<(String, AttributeValue)>,
+    pub attributes: Vec<(AttributeKey, AttributeValue)>,
     pub status: Status,
     /// The parent is a span from outside this tracer (the application's
     /// span a run joined): the top of what this tracer records of the

@@ -49,7 +49,7 @@ fn span(trace: u8, id: u8, parent: Option<u8>, name: &str, start_ms: u64, end_ms
 }
 
 fn with(mut s: SpanData, key: &str, value: AttributeValue) -> SpanData {
-    s.attributes.push((key.to_string(), value));
+    s.attributes.push((key.to_string().into(), value));
     s
 }
 

@@ -14,7 +14,7 @@ use super::wire::{
     bytes_field, bytes_field_if_any, fixed32_field, fixed64_field, len_field_size, len_header, tag,
     varint_field, varint_len, FIXED64, TAG_LEN,
 };
-use crate::trace::span::{AttributeValue, DeferredValue, SpanData, StatusCode};
+use crate::trace::span::{AttributeKey, AttributeValue, DeferredValue, SpanData, StatusCode};
 use std::sync::Arc;
 
 // Field numbers of opentelemetry.proto.trace.v1.Span and its parts.
@@ -42,7 +42,7 @@ const ARRAY_VALUES: u32 = 1;
 
 /// A deferred attribute: where it goes among the encoded fields, its key
 /// and value.
-type Splice = (usize, String, Arc<dyn DeferredValue>);
+type Splice = (usize, AttributeKey, Arc<dyn DeferredValue>);
 
 /// One span's Span message fields, deferred attributes left out.
 pub struct PreparedSpan {

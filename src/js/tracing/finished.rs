@@ -22,7 +22,7 @@ pub fn spans_json(spans: &[SpanData]) -> String {
         .map(|s| {
             let mut attrs = Map::new();
             for (k, v) in &s.attributes {
-                attrs.insert(k.clone(), attribute(v));
+                attrs.insert(k.to_string(), attribute(v));
             }
             let mut status = Map::new();
             status.insert("code".into(), json!(s.status.code as u8));

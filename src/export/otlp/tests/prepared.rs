@@ -34,7 +34,7 @@ fn reference(config: &OtlpConfig, spans: Vec<SpanData>) -> Vec<u8> {
         let mut attributes: Vec<proto::KeyValue> = Vec::new();
         for (k, v) in span.attributes.into_iter().rev() {
             if !attributes.iter().any(|kv| kv.key == k) {
-                attributes.push(key_value(k, value(v)));
+                attributes.push(key_value(k.into_owned(), value(v)));
             }
         }
         attributes.reverse();
