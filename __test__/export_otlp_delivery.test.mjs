@@ -3,6 +3,7 @@
 // span tree with its GenAI attributes) and what shutdown() promises.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { readdirSync, readFileSync } from 'node:fs'
 import { startReceiver } from './helpers/otlp_receiver.mjs'
 import { PACKAGE_VERSION, TracingPlugin, WEATHER_SPAN_NAMES, concurrentWeatherRunner, runWeather, sleep, weatherRunner } from './fixtures/otlp_common.mjs'
 
@@ -248,5 +249,47 @@ test('construction: bad endpoint and batch options are TypeErrors naming the opt
   ]
   for (const [options, message] of cases) {
     assert.throws(() => new TracingPlugin(options), (err) => err instanceof TypeError && message.test(err.message), JSON.stringify(options))
+  }
+})
+
+/** The tracing thread's context switches so far (Linux), or undefined. */
+function tracingThreadSwitches() {
+  let dir
+  try {
+    dir = readdirSync('/proc/self/task')
+  } catch {
+    return undefined
+  }
+  for (const tid of dir) {
+    try {
+      if (readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim() !== 'adk-tracing') continue
+      return Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[2])
+    } catch {
+      // the thread list changed under us
+    }
+  }
+  return undefined
+}
+
+test('delivery: an idle tracing thread sleeps, and the next run wakes it with nothing reading the tracer', async () => {
+  const rx = await startReceiver()
+  try {
+    const plugin = new TracingPlugin({ endpoint: rx.endpoint, batch: { scheduledDelayMillis: 20 } })
+    const runner = weatherRunner(plugin, { runs: 2 })
+    await runWeather(runner)
+    await rx.waitForSpans(5)
+    // Past its last looks for work (50 ms), the thread sleeps until woken.
+    await sleep(300)
+    const before = tracingThreadSwitches()
+    await sleep(300)
+    const after = tracingThreadSwitches()
+    if (before !== undefined) assert.ok(after - before <= 1, `the idle tracing thread was switched in ${after - before} times in 300 ms`)
+    // The second run's hand-over must wake it: nothing here calls the tracer.
+    await runWeather(runner)
+    const spans = await rx.waitForSpans(10, 3000)
+    assert.equal(spans.length, 10)
+    await plugin.shutdown()
+  } finally {
+    await rx.stop()
   }
 })
