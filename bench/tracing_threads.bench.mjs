@@ -7,7 +7,8 @@
 //   BENCH_INVOCATIONS=3000 BENCH_ROUNDS=2 BENCH_VARIANTS=untraced,none,memory,otlp,glue ...
 //
 // Variants run the export pipeline benchmark's scripted invocation (5 spans)
-// in alternating blocks: untraced, TracingPlugin with exporter none / memory /
+// in alternating blocks: untraced, a plugin that overrides nothing (noop: what
+// ADK's plugin dispatch costs any plugin), TracingPlugin with exporter none / memory /
 // otlp (receiver in another process), and `glue`: exporter none with the
 // hand-over of the callbacks' records replaced by a no-op (what the
 // JavaScript shell costs without any call into Rust). BENCH_TIME_CALLBACKS=1 also
@@ -20,13 +21,14 @@ import { call } from '../__test__/helpers/scripted_llm.mjs'
 import { weatherRunner } from './helpers/weather_runner.mjs'
 import { startReceiverProcess } from './helpers/receiver_client.mjs'
 import { stubNativeCalls } from './helpers/native_stub.mjs'
+import { BasePlugin } from '@google/adk'
 
 const require = createRequire(import.meta.url)
 const { TracingPlugin } = require('../index.js')
 const N = Number(process.env.BENCH_INVOCATIONS ?? 3000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const WARMUP = 300
-const VARIANTS = (process.env.BENCH_VARIANTS ?? 'untraced,none,memory,otlp,glue').split(',')
+const VARIANTS = (process.env.BENCH_VARIANTS ?? 'untraced,noop,none,memory,otlp,glue').split(',')
 const APP = 'threads_bench'
 const gc = globalThis.gc ?? (() => {})
 
@@ -71,6 +73,7 @@ const PLUGIN_CALLBACKS = ['onUserMessageCallback', 'beforeRunCallback', 'onEvent
 
 function makePlugin(name, endpoint) {
   if (name === 'untraced') return null
+  if (name === 'noop') return new (class extends BasePlugin {})('noop_plugin')
   const exporter = name === 'glue' ? 'none' : name
   const plugin = new TracingPlugin({ exporter, endpoint: exporter === 'otlp' ? endpoint : undefined, batch: exporter === 'otlp' ? { maxQueueSize: N * 5 } : undefined })
   if (name === 'glue') {

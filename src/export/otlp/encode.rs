@@ -22,6 +22,31 @@ pub struct Encoder {
     limit: Option<usize>,
     /// The deflate state, kept from body to body; none: bodies go plain.
     gzip: Option<Gzip>,
+    scratch: Scratch,
+}
+
+/// Buffers a body is built in, kept from body to body (up to `KEEP_BYTES`
+/// each) so that building one allocates nothing once they have grown.
+#[derive(Default)]
+struct Scratch {
+    /// The spans' rendered deferred attributes, back to back.
+    rendered: Vec<u8>,
+    /// Where each rendered attribute ends in `rendered`.
+    ends: Vec<usize>,
+    /// Each span's encoded length.
+    lens: Vec<usize>,
+    /// The protobuf request, when it is gzipped from here.
+    raw: Vec<u8>,
+}
+
+/// A bigger scratch buffer (a batch of long conversations) is let go after
+/// its body: memory stays bounded by the usual batch, not the largest.
+const KEEP_BYTES: usize = 4 << 20;
+
+fn keep_small<T>(buffer: &mut Vec<T>) {
+    if buffer.capacity() * std::mem::size_of::<T>() > KEEP_BYTES {
+        *buffer = Vec::new();
+    }
 }
 
 // Field numbers of the request envelope.
@@ -52,42 +77,83 @@ impl Encoder {
             scope: scope.encode_to_vec(),
             limit: config.attribute_value_length_limit,
             gzip: config.gzip.then(Gzip::new),
+            scratch: Scratch::default(),
         }
     }
 
     /// The ExportTraceServiceRequest for `spans`: one ResourceSpans with one
     /// ScopeSpans holding them (their deferred attributes rendered now).
-    pub fn raw(&self, spans: &[PreparedSpan]) -> Vec<u8> {
-        let mut encoded = Vec::new();
-        for span in spans {
-            span.write(SCOPE_SPANS_SPANS, self.limit, &mut encoded);
-        }
-        let scope_spans = len_field_size(self.scope.len()) + encoded.len();
-        let resource_spans = len_field_size(self.resource.len()) + len_field_size(scope_spans);
-        let mut out = Vec::with_capacity(len_field_size(resource_spans));
-        len_header(&mut out, REQUEST_RESOURCE_SPANS, resource_spans);
-        bytes_field(&mut out, RESOURCE_SPANS_RESOURCE, &self.resource);
-        len_header(&mut out, RESOURCE_SPANS_SCOPE_SPANS, scope_spans);
-        bytes_field(&mut out, SCOPE_SPANS_SCOPE, &self.scope);
-        out.extend_from_slice(&encoded);
+    pub fn raw(&mut self, spans: &[PreparedSpan]) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.write_request(spans, &mut out);
         out
+    }
+
+    /// Writes the request for `spans` onto `out` (cleared first), sized
+    /// before it is written: the spans are copied once, into place.
+    fn write_request(&mut self, spans: &[PreparedSpan], out: &mut Vec<u8>) {
+        let Scratch {
+            rendered,
+            ends,
+            lens,
+            ..
+        } = &mut self.scratch;
+        rendered.clear();
+        ends.clear();
+        lens.clear();
+        let mut encoded = 0;
+        for span in spans {
+            let len = span.render(self.limit, rendered, ends);
+            encoded += len_field_size(len);
+            lens.push(len);
+        }
+        let scope_spans = len_field_size(self.scope.len()) + encoded;
+        let resource_spans = len_field_size(self.resource.len()) + len_field_size(scope_spans);
+        out.clear();
+        out.reserve_exact(len_field_size(resource_spans));
+        len_header(out, REQUEST_RESOURCE_SPANS, resource_spans);
+        bytes_field(out, RESOURCE_SPANS_RESOURCE, &self.resource);
+        len_header(out, RESOURCE_SPANS_SCOPE_SPANS, scope_spans);
+        bytes_field(out, SCOPE_SPANS_SCOPE, &self.scope);
+        let (mut from, mut first_end) = (0, 0);
+        for (span, &len) in spans.iter().zip(lens.iter()) {
+            let count = span.deferred_count();
+            let span_ends = &ends[first_end..first_end + count];
+            span.write(SCOPE_SPANS_SPANS, len, rendered, span_ends, from, out);
+            from = span_ends.last().copied().unwrap_or(from);
+            first_end += count;
+        }
+        keep_small(rendered);
+        keep_small(ends);
+        keep_small(lens);
     }
 
     /// The HTTP body for `spans`: protobuf, gzipped when configured.
     pub fn body(&mut self, spans: &[PreparedSpan]) -> Body {
-        let raw = self.raw(spans);
+        if self.gzip.is_none() {
+            return Body {
+                bytes: self.raw(spans),
+                gzipped: false,
+            };
+        }
+        let mut raw = std::mem::take(&mut self.scratch.raw);
+        self.write_request(spans, &mut raw);
         // Deflate into a Vec fails only on a broken state: that body goes
         // plain, and says so.
-        match self.gzip.as_mut().map(|gzip| gzip.zip(&raw)) {
-            Some(Some(bytes)) => Body {
+        let zipped = self.gzip.as_mut().and_then(|gzip| gzip.zip(&raw));
+        let body = match zipped {
+            Some(bytes) => Body {
                 bytes,
                 gzipped: true,
             },
-            _ => Body {
-                bytes: raw,
+            None => Body {
+                bytes: raw.clone(),
                 gzipped: false,
             },
-        }
+        };
+        keep_small(&mut raw);
+        self.scratch.raw = raw;
+        body
     }
 
     /// `spans` prepared as `on_end` prepares them (tests and figures).

@@ -120,30 +120,51 @@ impl PreparedSpan {
         }
     }
 
-    /// Writes the span as length-delimited field `field` of `out`, rendering
-    /// its deferred attributes (the exporter thread's part).
-    pub fn write(&self, field: u32, limit: Option<usize>, out: &mut Vec<u8>) {
-        if self.deferred.is_empty() {
-            bytes_field(out, field, &self.fields);
-            return;
-        }
-        let mut rendered = Vec::new();
-        let mut ends = Vec::with_capacity(self.deferred.len());
+    /// Renders the span's deferred attributes as KeyValue fields onto
+    /// `rendered` (the exporter thread's part), pushing where each ends;
+    /// returns the length of the whole Span message.
+    pub fn render(
+        &self,
+        limit: Option<usize>,
+        rendered: &mut Vec<u8>,
+        ends: &mut Vec<usize>,
+    ) -> usize {
+        let from = rendered.len();
         for (_, key, value) in &self.deferred {
             let text = value.render();
-            key_value(&mut rendered, key, &Value::Str(cut(&text, limit)));
+            key_value(rendered, key, &Value::Str(cut(&text, limit)));
             ends.push(rendered.len());
         }
-        len_header(out, field, self.fields.len() + rendered.len());
+        self.fields.len() + rendered.len() - from
+    }
+
+    /// Writes the span, `len` long (from `render`), as length-delimited
+    /// field `field` of `out`: its fields with its rendered attributes
+    /// (`rendered[from..]`, ending at `ends`) spliced in where they belong.
+    pub fn write(
+        &self,
+        field: u32,
+        len: usize,
+        rendered: &[u8],
+        ends: &[usize],
+        from: usize,
+        out: &mut Vec<u8>,
+    ) {
+        len_header(out, field, len);
         let mut at = 0;
-        let mut from = 0;
-        for ((offset, _, _), end) in self.deferred.iter().zip(ends) {
+        let mut from = from;
+        for ((offset, _, _), &end) in self.deferred.iter().zip(ends) {
             out.extend_from_slice(&self.fields[at..*offset]);
             out.extend_from_slice(&rendered[from..end]);
             at = *offset;
             from = end;
         }
         out.extend_from_slice(&self.fields[at..]);
+    }
+
+    /// How many deferred attributes `render` renders.
+    pub fn deferred_count(&self) -> usize {
+        self.deferred.len()
     }
 }
 

@@ -15,7 +15,7 @@ fn attr<'a>(attrs: &'a [KeyValue], key: &str) -> Option<&'a Value> {
 }
 
 fn roundtrip(c: &OtlpConfig, spans: &[SpanData]) -> ExportTraceServiceRequest {
-    let encoder = Encoder::new(c);
+    let mut encoder = Encoder::new(c);
     let bytes = encoder.raw(&encoder.prepare(spans.to_vec()));
     ExportTraceServiceRequest::decode(&bytes[..]).expect("decodes with the official types")
 }

@@ -131,12 +131,20 @@ fn prepared_spans_encode_as_the_generated_types_do() {
         .push(("deployment.environment".into(), "test".into()));
     for limit in [None, Some(5), Some(0)] {
         c.attribute_value_length_limit = limit;
-        let encoder = Encoder::new(&c);
+        let mut encoder = Encoder::new(&c);
         let spans = varied();
         assert_eq!(
             encoder.raw(&encoder.prepare(spans.clone())),
-            reference(&c, spans),
+            reference(&c, spans.clone()),
             "limit {limit:?}"
+        );
+        // The same encoder again (its buffers kept), a span without
+        // deferred attributes now between two with them.
+        let mixed: Vec<SpanData> = [2, 0, 3, 1].iter().map(|&i| spans[i].clone()).collect();
+        assert_eq!(
+            encoder.raw(&encoder.prepare(mixed.clone())),
+            reference(&c, mixed),
+            "limit {limit:?}, mixed"
         );
     }
 }
@@ -144,6 +152,6 @@ fn prepared_spans_encode_as_the_generated_types_do() {
 #[test]
 fn an_empty_batch_is_an_empty_scope() {
     let c = OtlpConfig::with_endpoint("http://x/v1/traces");
-    let encoder = Encoder::new(&c);
+    let mut encoder = Encoder::new(&c);
     assert_eq!(encoder.raw(&[]), reference(&c, Vec::new()));
 }
