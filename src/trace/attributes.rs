@@ -2,7 +2,7 @@
 //! config, tool outcomes (retry-aware) and deferred message JSON.
 
 use super::genai::{parse_lenient, DeferredMessages, MessageShape};
-use super::open_span::{OpenSpan, ToolSpan};
+use super::open_span::ToolSpan;
 use super::retry_outcome::{retry_details, RetryDetails, RESPONSE_TYPE};
 use super::span::AttributeValue;
 use serde_json::Value;
@@ -21,7 +21,8 @@ pub fn deferred(
 }
 
 /// Request attributes from the generation config fields.
-pub fn config_attributes(span: &mut OpenSpan, cfg: &Value) {
+pub fn config_attributes(cfg: &Value) -> Vec<(&'static str, AttributeValue)> {
+    let mut out = Vec::new();
     const NUMBERS: [(&str, &str); 4] = [
         ("temperature", "gen_ai.request.temperature"),
         ("topP", "gen_ai.request.top_p"),
@@ -30,7 +31,7 @@ pub fn config_attributes(span: &mut OpenSpan, cfg: &Value) {
     ];
     for (src, key) in NUMBERS {
         if let Some(v) = cfg.get(src).and_then(Value::as_f64) {
-            span.set(key, AttributeValue::Double(v));
+            out.push((key, AttributeValue::Double(v)));
         }
     }
     const INTS: [(&str, &str); 3] = [
@@ -42,9 +43,9 @@ pub fn config_attributes(span: &mut OpenSpan, cfg: &Value) {
         match cfg.get(src) {
             Some(Value::Number(n)) => {
                 if let Some(i) = n.as_i64() {
-                    span.set(key, AttributeValue::Int(i));
+                    out.push((key, AttributeValue::Int(i)));
                 } else if let Some(f) = n.as_f64() {
-                    span.set(key, AttributeValue::Double(f));
+                    out.push((key, AttributeValue::Double(f)));
                 }
             }
             _ => continue,
@@ -58,10 +59,33 @@ pub fn config_attributes(span: &mut OpenSpan, cfg: &Value) {
                 other => other.to_string(),
             })
             .collect();
-        span.set(
+        out.push((
             "gen_ai.request.stop_sequences",
             AttributeValue::StringArray(list),
-        );
+        ));
+    }
+    out
+}
+
+/// The last generation config's attributes, by its JSON text: an agent
+/// sends the same config on every model call, so it is parsed once. One
+/// entry: bounded by the config the user wrote.
+#[derive(Debug, Default)]
+pub struct ConfigCache {
+    last: Option<(String, Vec<(&'static str, AttributeValue)>)>,
+}
+
+impl ConfigCache {
+    /// The request attributes of the config whose JSON is `json`.
+    pub fn attributes(&mut self, json: &str) -> &[(&'static str, AttributeValue)] {
+        let hit = matches!(&self.last, Some((text, _)) if text == json);
+        if !hit {
+            let attributes = parse_lenient(json)
+                .map(|cfg| config_attributes(&cfg))
+                .unwrap_or_default();
+            self.last = Some((json.to_string(), attributes));
+        }
+        self.last.as_ref().map_or(&[], |(_, a)| a.as_slice())
     }
 }
 

@@ -3,9 +3,9 @@
 //! panics on odd input; heavy JSON work is deferred (genai.rs).
 
 use super::agents::ensure_agent_in;
-use super::attributes::{apply_tool_outcome, config_attributes, deferred};
+use super::attributes::{apply_tool_outcome, deferred, ConfigCache};
 use super::fast_map::FastMap;
-use super::genai::{parse_lenient, MessageShape};
+use super::genai::MessageShape;
 use super::history::{DeferredHistory, Histories};
 use super::ids::IdGen;
 pub use super::inputs::*;
@@ -43,6 +43,7 @@ pub struct Tracer {
     stopped: bool,
     ended_spans: u64,
     histories: Histories,
+    configs: ConfigCache,
 }
 
 /// The Content JSON of an event made only of function responses.
@@ -90,6 +91,7 @@ impl Tracer {
             stopped: false,
             ended_spans: 0,
             histories: Histories::default(),
+            configs: ConfigCache::default(),
         }
     }
 
@@ -392,8 +394,8 @@ impl Tracer {
             span.set_str("gen_ai.agent.name", display(&key), limit);
         }
         if let Some(cfg) = req.config_json.as_deref() {
-            if let Some(cfg) = parse_lenient(cfg) {
-                config_attributes(&mut span, &cfg);
+            for (key, value) in self.configs.attributes(cfg) {
+                span.set(key, value.clone());
             }
         }
         if let Some(t) = req.tools_json {

@@ -444,3 +444,56 @@ fn a_tool_error_callback_completes_a_span_whose_response_never_comes() {
     assert_eq!(f.status.message.as_deref(), Some("boom"));
     assert!(f.attribute(INTERRUPTED).is_none());
 }
+
+#[test]
+fn each_chat_span_carries_its_own_calls_config() {
+    let (mut t, sink) = tracer();
+    start(&mut t, "i1", vec![agent("a", None, false)]);
+    let configs = [
+        Some(r#"{"temperature":0.5,"stopSequences":["x"]}"#),
+        Some(r#"{"temperature":0.5,"stopSequences":["x"]}"#),
+        Some(r#"{"topP":0.9,"maxOutputTokens":7}"#),
+        None,
+        Some("not json"),
+        Some(r#"{"temperature":0.5,"stopSequences":["x"]}"#),
+    ];
+    for config in configs {
+        t.before_model(
+            "i1",
+            Some("a"),
+            ModelRequest {
+                model: Some("gem".into()),
+                config_json: config.map(Into::into),
+                ..Default::default()
+            },
+        );
+        t.after_model("i1", Some("a"), ModelResponse::default());
+    }
+    t.finish("i1", false);
+    let spans = sink.spans();
+    let chats: Vec<&SpanData> = spans.iter().filter(|s| s.name == "chat gem").collect();
+    assert_eq!(chats.len(), configs.len());
+    let summary = |s: &SpanData| {
+        let mut out: Vec<String> = s
+            .attributes
+            .iter()
+            .filter(|(k, _)| k.starts_with("gen_ai.request.") && *k != "gen_ai.request.model")
+            .map(|(k, v)| format!("{k}={v:?}"))
+            .collect();
+        out.sort();
+        out.join(" ")
+    };
+    let first =
+        "gen_ai.request.stop_sequences=StringArray([\"x\"]) gen_ai.request.temperature=Double(0.5)";
+    let want = [
+        first,
+        first,
+        "gen_ai.request.max_tokens=Int(7) gen_ai.request.top_p=Double(0.9)",
+        "",
+        "",
+        first,
+    ];
+    for (chat, want) in chats.iter().zip(want) {
+        assert_eq!(summary(chat), want);
+    }
+}
