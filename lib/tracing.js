@@ -206,7 +206,7 @@ function envVertex() {
  * symbol key) gives many events a hidden class of their own, so `event.x`
  * misses V8's inline cache on each of them: about 250 ns per field name,
  * 1.2 µs for the five read here. Reflect.get looks the key up without that
- * cache: about 15 ns a field either way. Same semantics (getters, proxies). */
+ * cache: 15–35 ns a field either way. Same semantics (getters, proxies). */
 const getField = Reflect.get
 
 function str(v) {
