@@ -21,7 +21,7 @@ pub fn deferred(
 }
 
 /// Request attributes from the generation config fields.
-pub fn config_attributes(cfg: &Value) -> Vec<(&'static str, AttributeValue)> {
+fn config_attributes(cfg: &Value) -> Vec<(&'static str, AttributeValue)> {
     let mut out = Vec::new();
     const NUMBERS: [(&str, &str); 4] = [
         ("temperature", "gen_ai.request.temperature"),
