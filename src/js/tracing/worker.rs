@@ -131,8 +131,14 @@ impl Worker {
 
 /// Runs `job` on the tracing thread, after every job handed over before.
 pub fn submit(job: impl FnOnce() + Send + 'static) {
+    hand_over(job, false);
+}
+
+/// Queues `job` for the tracing thread (waking it if `wake`), or runs it
+/// here when that thread could not start.
+fn hand_over(job: impl FnOnce() + Send + 'static, wake: bool) {
     match worker() {
-        Some(w) => w.push(Box::new(job), false),
+        Some(w) => w.push(Box::new(job), wake),
         None => job(),
     }
 }
@@ -141,13 +147,13 @@ pub fn submit(job: impl FnOnce() + Send + 'static) {
 /// and waits for its answer.
 pub fn call<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T> {
     let (tx, rx) = sync_channel(1);
-    let job = move || {
-        let _ = tx.send(f());
-    };
-    match worker() {
-        Some(w) => w.push(Box::new(job), true),
-        None => job(),
-    }
+    // The caller waits for the answer: the thread is woken.
+    hand_over(
+        move || {
+            let _ = tx.send(f());
+        },
+        true,
+    );
     rx.recv().map_err(|_| {
         Error::new(
             Status::GenericFailure,
