@@ -21,7 +21,8 @@ const MAX_CONVERSATION_CHARS = MAX_CHARS / 2
 /** A history this size or bigger is tracked from its first model call. */
 const MIN_CHARS = 8 * 1024
 /** A smaller one is tracked once its conversation recurs: in a later
- * invocation, or at an invocation's RECUR_CALLS-th model call. With the
+ * invocation, or at an invocation's RECUR_CALLS-th model call (counted from
+ * its first request of more than one item). With the
  * span model on its own thread, checking a small history costs this thread
  * less than the serialisation it saves (a five-item history of 717
  * characters: JSON.stringify 4.6 µs, the check 1.4 µs), but recording it
@@ -29,7 +30,8 @@ const MIN_CHARS = 8 * 1024
  * model calls would pay that and gain nothing (measured in such runs:
  * beforeModelCallback 14.8 µs per run untracked, 26.6 µs tracked at once). */
 const RECUR_CALLS = 3
-/** Small conversations remembered until they recur (the oldest forgotten first). */
+/** Small conversations remembered until they recur (the oldest forgotten
+ * first, half of them at a time). */
 const MAX_RECENT = 1024
 
 class Conversation {
@@ -119,8 +121,14 @@ class Histories {
     this._chars = 0
     this._nextSlot = 1
     this.minChars = MIN_CHARS
-    // Small conversations not tracked yet: key -> { invocationId, calls }.
+    // Small conversations not tracked yet: key -> { invocationId, calls },
+    // in two generations of MAX_RECENT / 2. When the newer one is full it
+    // becomes the older one and the older is dropped whole. (A Map used as
+    // a queue, deleting its oldest key per insert, leaves deleted entries
+    // at its front that keys().next() walks each time: 0.9-1.5 µs an
+    // insert at this size, and a fresh session inserts at each model call.)
     this._recent = new Map()
+    this._older = new Map()
     // What the checks found, for the tests: items not sent again, and
     // requests captured in full because something was not supported.
     this.reusedItems = 0
@@ -137,8 +145,10 @@ class Histories {
    * them in full). `key` names the conversation for `forgetKey`.
    */
   delta(ctx, invocationId, agent, contents) {
-    const key = conversationKey(ctx, invocationId, agent)
-    let conv = this._byKey.get(key)
+    // The key is built only where it is looked up (a fresh session's run
+    // tracks nothing).
+    let key = this._byKey.size === 0 ? undefined : conversationKey(ctx, invocationId, agent)
+    let conv = key === undefined ? undefined : this._byKey.get(key)
     let reuse = 0
     if (conv === undefined) {
       // Not tracked: captured in full; tracked from now on if it is big or recurs.
@@ -149,9 +159,15 @@ class Histories {
         return undefined
       }
       if (typeof json !== 'string') return undefined
-      if (json.length >= MAX_CONVERSATION_CHARS || (json.length < this.minChars && !this._recurs(key, invocationId))) {
-        return { slot: 0, reuse: 0, json, keep: false }
+      if (json.length >= MAX_CONVERSATION_CHARS) return { slot: 0, reuse: 0, json, keep: false }
+      if (json.length < this.minChars) {
+        // A small one-item request (a conversation's first) is not
+        // remembered: its conversation counts from its next request.
+        if (contents.length < 2) return { slot: 0, reuse: 0, json, keep: false }
+        key ??= conversationKey(ctx, invocationId, agent)
+        if (!this._recurs(key, invocationId)) return { slot: 0, reuse: 0, json, keep: false }
       }
+      key ??= conversationKey(ctx, invocationId, agent)
       conv = new Conversation(this._nextSlot++)
       try {
         if (!conv.recordFrom(contents, 0)) {
@@ -190,15 +206,24 @@ class Histories {
   /** Whether the small conversation `key` recurs now (see RECUR_CALLS);
    * remembers it until it does. */
   _recurs(key, invocationId) {
-    const seen = this._recent.get(key)
+    const seen = this._recent.get(key) ?? this._older.get(key)
     if (seen === undefined) {
-      if (this._recent.size >= MAX_RECENT) this._recent.delete(this._recent.keys().next().value)
+      if (this._recent.size >= MAX_RECENT / 2) {
+        this._older = this._recent
+        this._recent = new Map()
+      }
       this._recent.set(key, { invocationId, calls: 1 })
       return false
     }
     if (seen.invocationId === invocationId && ++seen.calls < RECUR_CALLS) return false
     this._recent.delete(key)
+    this._older.delete(key)
     return true
+  }
+
+  /** How many small conversations are remembered until they recur. */
+  get recentCount() {
+    return this._recent.size + this._older.size
   }
 
   /** Remembers `conv` (its items recorded) and says what to send. */
@@ -273,4 +298,4 @@ class Histories {
   }
 }
 
-module.exports = { Histories, conversationKey, MAX_CONVERSATIONS, MAX_CHARS }
+module.exports = { Histories, conversationKey, MAX_CONVERSATIONS, MAX_CHARS, MAX_RECENT }
