@@ -55,10 +55,20 @@ struct Batch {
     nums: Vec<f64>,
     text: Utf16String,
     big: Vec<String>,
-    /// The system clock and `performance.now()` as the batch was handed
-    /// over: each record's time is mapped onto the clock from them.
+    at: HandOver,
+}
+
+/// What held as a batch was handed over, read on the JavaScript thread.
+struct HandOver {
+    /// The system clock and `performance.now()`: each record's time is
+    /// mapped onto the clock from them.
     clock: u64,
     now: f64,
+    /// `OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT` for the runs the batch starts.
+    /// Read here, not on the tracing thread: Node's `process.env` writes
+    /// call `setenv` on this thread without any lock a reader elsewhere
+    /// could take.
+    value_limit: Option<usize>,
 }
 
 /// Hands `count` numbers' worth of records (`nums`, `text`, `big`) to the
@@ -89,8 +99,11 @@ pub fn tracer_apply(
         nums: nums.get(..count as usize).ok_or_else(malformed)?.to_vec(),
         text,
         big,
-        clock: clock_nanos(),
-        now,
+        at: HandOver {
+            clock: clock_nanos(),
+            now,
+            value_limit: value_limit(),
+        },
     };
     let bits = answers.bits();
     worker::submit(move || {
@@ -109,7 +122,7 @@ fn apply(s: &mut TracerState, batch: &Batch) -> Result<()> {
     let mut refused = Vec::new();
     let mut outcome = Ok(());
     while !f.done() {
-        if let Err(e) = apply_one(s, &mut f, batch.clock, batch.now, &mut refused) {
+        if let Err(e) = apply_one(s, &mut f, &batch.at, &mut refused) {
             // The rest of the batch cannot be read past a bad record.
             outcome = Err(e);
             break;
@@ -135,12 +148,11 @@ fn record_time(clock: u64, now: f64, at: f64) -> u64 {
 fn apply_one(
     s: &mut TracerState,
     f: &mut Fields<'_>,
-    clock: u64,
-    now: f64,
+    at: &HandOver,
     refused: &mut Vec<u32>,
 ) -> Result<()> {
     let kind = f.num()?;
-    let time = record_time(clock, now, f.num()?);
+    let time = record_time(at.clock, at.now, f.num()?);
     if kind == FORGET_HISTORY {
         s.tracer.forget_history(f.num()? as u32);
         return Ok(());
@@ -156,7 +168,7 @@ fn apply_one(
         return Ok(());
     }
     if kind == START {
-        let run = start(s, f)?;
+        let run = start(s, f, at.value_limit)?;
         at_time(time, || s.tracer.start(run));
         return Ok(());
     }
@@ -321,7 +333,7 @@ fn apply_one(
 /// A START record: the run's details, its agent tree (a handle of a
 /// REGISTER_TREE record, else the flat tree), and the application's span it is
 /// a child of (joinActiveTrace).
-fn start(s: &TracerState, f: &mut Fields<'_>) -> Result<RunStart> {
+fn start(s: &TracerState, f: &mut Fields<'_>, value_limit: Option<usize>) -> Result<RunStart> {
     let invocation_id = f.some_key()?;
     let session_id = f.text()?;
     let app_name = f.text()?;
@@ -354,7 +366,7 @@ fn start(s: &TracerState, f: &mut Fields<'_>) -> Result<RunStart> {
         settings: RunSettings {
             capture,
             vertex,
-            value_limit: value_limit(),
+            value_limit,
         },
         remote_parent: remote_parent(
             parent_trace_id,
