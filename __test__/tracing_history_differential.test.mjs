@@ -299,7 +299,7 @@ test('tool declarations reused per agent show exactly what each request declared
   assert.ok(shown.size >= 4, `the spans show the declarations as they changed (${shown.size} distinct)`)
 })
 
-test('big histories are tracked from their first call, small ones once they recur, fresh two-call sessions never', async () => {
+test('big histories are tracked from their first call, small ones from their fifth item, fresh two-call sessions never', async () => {
   const p = pair()
   p.delta._histories.minChars = 8 * 1024 // the default
   const h = p.delta._histories
@@ -325,15 +325,16 @@ test('big histories are tracked from their first call, small ones once they recu
     await end(`f-${i}`)
   }
   assert.equal(h.size, 0, 'no fresh two-call session is tracked')
-  // One run whose third model call makes it recur.
+  // One run whose requests grow by one item a call.
+  const { MIN_ITEMS } = require('../lib/tracing/history.js')
   const long = [{ role: 'user', parts: [{ text: 'long' }] }]
-  for (let k = 0; k < 4; k++) {
+  for (let k = 0; k < 6; k++) {
     await model('long', 'l-1', long)
+    assert.equal(h.size, long.length < MIN_ITEMS ? 0 : 1, `${long.length} items`)
     long.push({ role: 'model', parts: [{ text: `step ${k}` }] })
-    if (k === 2) assert.equal(h.size, 0, 'not tracked at its second call of more than one item')
   }
   await end('l-1')
-  assert.equal(h.size, 1, 'tracked from its third call of more than one item')
+  assert.equal(h.size, 1, 'tracked from its fifth item')
   for (let i = 0; i < 6; i++) {
     for (const [sid, contents] of [['big', big], ['small', small]]) {
       contents.push({ role: 'user', parts: [{ text: `more ${i}` }] })
@@ -343,7 +344,7 @@ test('big histories are tracked from their first call, small ones once they recu
     if (i === 0) assert.equal(h.size, 2, 'the big one is tracked at once, the small one not yet')
   }
   assertSameSpans(p)
-  assert.equal(h.size, 3, 'the small one is tracked once it came back in a later run')
+  assert.equal(h.size, 3, 'the small one is tracked once it had five items, over later runs')
   assert.ok(h.reusedItems >= 5 * 300, `the big one reused its items (${h.reusedItems})`)
 })
 
@@ -385,25 +386,4 @@ test('the remembered JSON is bounded in characters: least recently used conversa
   assert.ok(h._chars <= MAX_CHARS, `${h._chars} chars kept`)
   assert.deepEqual(forgotten, slots.slice(0, forgotten.length), 'the oldest went first')
   assert.ok(forgotten.length >= 1 && h.size === 4 - forgotten.length)
-})
-
-test('small conversations waiting to recur are bounded, and the most recent ones are remembered', () => {
-  const { Histories, MAX_RECENT } = require('../lib/tracing/history.js')
-  const h = new Histories(() => {})
-  const small = [{ role: 'user', parts: [{ text: 'hi' }] }, { role: 'model', parts: [{ text: 'hello' }] }]
-  const call = (sid, inv) => h.delta({ invocationContext: { session: { id: sid } } }, inv, 'a', small)
-  assert.equal(call('kept', 'k-1').keep, false, 'a small conversation is not tracked at its first call')
-  // More than half the bound of other fresh sessions came since.
-  for (let i = 0; i < MAX_RECENT / 2 + 10; i++) call(`other-${i}`, `o-${i}`)
-  assert.equal(call('kept', 'k-2').keep, true, 'it recurs in a later run: tracked')
-  assert.equal(call('lost', 'x-1').keep, false)
-  for (let i = 0; i < MAX_RECENT + 10; i++) call(`more-${i}`, `m-${i}`)
-  assert.equal(call('lost', 'x-2').keep, false, 'forgotten after more than the bound of newer ones')
-  for (let i = 0; i < 5 * MAX_RECENT; i++) call(`many-${i}`, `n-${i}`)
-  assert.ok(h.recentCount <= MAX_RECENT, `${h.recentCount} remembered`)
-  // A conversation's first request (one item) is not remembered.
-  const fresh = new Histories(() => {})
-  const first = [{ role: 'user', parts: [{ text: 'hi' }] }]
-  for (let i = 0; i < 3; i++) assert.equal(fresh.delta({ invocationContext: { session: { id: 'one' } } }, `f-${i}`, 'a', first).keep, false)
-  assert.equal(fresh.recentCount, 0)
 })

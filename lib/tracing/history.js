@@ -20,19 +20,19 @@ const MAX_CHARS = 32 * 1024 * 1024
 const MAX_CONVERSATION_CHARS = MAX_CHARS / 2
 /** A history this size or bigger is tracked from its first model call. */
 const MIN_CHARS = 8 * 1024
-/** A smaller one is tracked once its conversation recurs: in a later
- * invocation, or at an invocation's RECUR_CALLS-th model call (counted from
- * its first request of more than one item). With the
- * span model on its own thread, checking a small history costs this thread
- * less than the serialisation it saves (a five-item history of 717
- * characters: JSON.stringify 4.6 µs, the check 1.4 µs), but recording it
- * costs more than one serialisation: a fresh session's single run of two
- * model calls would pay that and gain nothing (measured in such runs:
- * beforeModelCallback 14.8 µs per run untracked, 26.6 µs tracked at once). */
-const RECUR_CALLS = 3
-/** Small conversations remembered until they recur (the oldest forgotten
- * first, half of them at a time). */
-const MAX_RECENT = 1024
+/** A smaller one is tracked from its MIN_ITEMS-th item on: by then its
+ * conversation has come back twice (two exchanges before this request, in
+ * this invocation or earlier ones), and it will likely come back again.
+ * With the span model on its own thread, checking a small history costs
+ * this thread less than the serialisation it saves (a five-item history of
+ * 717 characters: JSON.stringify 4.6 µs, the check 1.4 µs), but recording
+ * it costs more than one serialisation: a fresh session's single run of two
+ * model calls (one item, then three) would pay that and gain nothing
+ * (measured in such runs: beforeModelCallback 14.8 µs per run untracked,
+ * 26.6 µs tracked at once). The item count decides without remembering
+ * conversations that never come back: a map of them, with a fresh session
+ * added at every run, cost such runs 4-6 µs each inside ADK's pipeline. */
+const MIN_ITEMS = 5
 
 class Conversation {
   constructor(slot) {
@@ -121,14 +121,6 @@ class Histories {
     this._chars = 0
     this._nextSlot = 1
     this.minChars = MIN_CHARS
-    // Small conversations not tracked yet: key -> { invocationId, calls },
-    // in two generations of MAX_RECENT / 2. When the newer one is full it
-    // becomes the older one and the older is dropped whole. (A Map used as
-    // a queue, deleting its oldest key per insert, leaves deleted entries
-    // at its front that keys().next() walks each time: 0.9-1.5 µs an
-    // insert at this size, and a fresh session inserts at each model call.)
-    this._recent = new Map()
-    this._older = new Map()
     // What the checks found, for the tests: items not sent again, and
     // requests captured in full because something was not supported.
     this.reusedItems = 0
@@ -151,7 +143,7 @@ class Histories {
     let conv = key === undefined ? undefined : this._byKey.get(key)
     let reuse = 0
     if (conv === undefined) {
-      // Not tracked: captured in full; tracked from now on if it is big or recurs.
+      // Not tracked: captured in full; tracked from now on if it is big or long.
       let json
       try {
         json = JSON.stringify(contents)
@@ -159,13 +151,8 @@ class Histories {
         return undefined
       }
       if (typeof json !== 'string') return undefined
-      if (json.length >= MAX_CONVERSATION_CHARS) return { slot: 0, reuse: 0, json, keep: false }
-      if (json.length < this.minChars) {
-        // A small one-item request (a conversation's first) is not
-        // remembered: its conversation counts from its next request.
-        if (contents.length < 2) return { slot: 0, reuse: 0, json, keep: false }
-        key ??= conversationKey(ctx, invocationId, agent)
-        if (!this._recurs(key, invocationId)) return { slot: 0, reuse: 0, json, keep: false }
+      if (json.length >= MAX_CONVERSATION_CHARS || (json.length < this.minChars && contents.length < MIN_ITEMS)) {
+        return { slot: 0, reuse: 0, json, keep: false }
       }
       key ??= conversationKey(ctx, invocationId, agent)
       conv = new Conversation(this._nextSlot++)
@@ -201,29 +188,6 @@ class Histories {
       return undefined
     }
     return this._keep(key, conv, reuse, json, contents.length)
-  }
-
-  /** Whether the small conversation `key` recurs now (see RECUR_CALLS);
-   * remembers it until it does. */
-  _recurs(key, invocationId) {
-    const seen = this._recent.get(key) ?? this._older.get(key)
-    if (seen === undefined) {
-      if (this._recent.size >= MAX_RECENT / 2) {
-        this._older = this._recent
-        this._recent = new Map()
-      }
-      this._recent.set(key, { invocationId, calls: 1 })
-      return false
-    }
-    if (seen.invocationId === invocationId && ++seen.calls < RECUR_CALLS) return false
-    this._recent.delete(key)
-    this._older.delete(key)
-    return true
-  }
-
-  /** How many small conversations are remembered until they recur. */
-  get recentCount() {
-    return this._recent.size + this._older.size
   }
 
   /** Remembers `conv` (its items recorded) and says what to send. */
@@ -298,4 +262,4 @@ class Histories {
   }
 }
 
-module.exports = { Histories, conversationKey, MAX_CONVERSATIONS, MAX_CHARS, MAX_RECENT }
+module.exports = { Histories, conversationKey, MAX_CONVERSATIONS, MAX_CHARS, MIN_ITEMS }
