@@ -13,10 +13,10 @@
 //! futex call that, on the virtual machines applications run on, cost the
 //! JavaScript thread 22–54 µs (median; 70–125 µs p90), against 0.5–1 µs for
 //! the hand-over itself: more than the rest of a run's tracing there. So
-//! while work comes, this thread looks for it: POLL after a job, then twice
-//! as long after each look that found none; only after IDLE of nothing does
-//! it sleep until woken, and then the next hand-over wakes it. A `call`
-//! always wakes it: its caller waits for the answer.
+//! while work comes, this thread looks for it every 5 to 40 ms (about a
+//! millisecond of work at a time, see MIN_POLL); only after IDLE of nothing
+//! does it sleep until woken, and then the next hand-over wakes it. A
+//! `call` always wakes it: its caller waits for the answer.
 //!
 //! Each tracer's state lives in this thread's registry (state.rs). The
 //! queue is bounded: a JavaScript thread that outruns this one waits.
@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::sync_channel;
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 use std::thread::Thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 type Job = Box<dyn FnOnce() + Send>;
 
@@ -37,18 +37,27 @@ type Job = Box<dyn FnOnce() + Send>;
 /// or 5 ms of them, at most 4 MiB of long strings (lib/tracing/records.js),
 /// so this bounds the memory waiting here too.
 const QUEUE: usize = 64;
-/// How soon the thread looks for jobs after taking what it found. A timed
-/// wake costs this thread about 40 µs of CPU on such machines, and the
-/// JavaScript side hands over every 5 ms while runs go on: looking every
-/// 5 ms cost it 6 µs per run in 10,000 back-to-back runs of 5 spans, so
-/// it takes four batches or so at each look instead. The spans reach the
-/// exporter up to this much later; a `call` still wakes it at once.
-const POLL: Duration = Duration::from_millis(20);
-/// The wait doubles after each empty look (20, 40 ms).
+/// How soon the thread looks for jobs again after taking some, at the
+/// least and at the most. A timed wake costs this thread about 40 µs of CPU
+/// on such machines. Light streams (10,000 back-to-back runs of 5 spans:
+/// a batch every 5 ms, a fifth of a millisecond of work) paid that for
+/// every batch when looked for every 5 ms, 6 µs per run; for heavy ones
+/// (a batch filled every few ms) a long wait leaves more work for whoever
+/// flushes to wait for. So the wait is set for about WORK_PER_LOOK of work
+/// to have come by the next look, from the rate the last look found.
+const MIN_POLL: Duration = Duration::from_millis(5);
 const MAX_POLL: Duration = Duration::from_millis(40);
-/// Nothing for this long (the looks' waits added up), the thread sleeps
-/// until a hand-over wakes it: an idle process spends no CPU here.
+const WORK_PER_LOOK: Duration = Duration::from_millis(1);
+/// Nothing for this long (the empty looks' waits added up, doubling from
+/// MIN_POLL), the thread sleeps until a hand-over wakes it: an idle process
+/// spends no CPU here.
 const IDLE: Duration = Duration::from_millis(100);
+
+/// The wait before the next look, when `work` came in `gap`.
+fn next_wait(gap: Duration, work: Duration) -> Duration {
+    let scale = WORK_PER_LOOK.as_secs_f64() / work.as_secs_f64().max(1e-6);
+    gap.mul_f64(scale.min(1e3)).clamp(MIN_POLL, MAX_POLL)
+}
 
 struct Worker {
     jobs: Mutex<VecDeque<Job>>,
@@ -89,25 +98,21 @@ impl Worker {
     }
 
     fn run(&self) {
+        let mut wait = MIN_POLL;
         let mut idle = Duration::ZERO;
-        let mut wait = POLL;
+        // Where the work the next look finds started to come.
+        let mut since = Instant::now();
         loop {
-            let (next, was_full) = {
-                let mut jobs = self.lock();
-                let full = jobs.len() >= QUEUE;
-                (jobs.pop_front(), full)
-            };
-            if let Some(job) = next {
-                if was_full {
-                    self.room.notify_all();
-                }
-                // A panicking job must not stop every tracer.
-                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+            let start = Instant::now();
+            if self.run_queued() {
+                let end = Instant::now();
+                wait = next_wait(start - since, end - start);
+                since = end;
                 idle = Duration::ZERO;
-                wait = POLL;
-            } else if idle < IDLE {
                 std::thread::park_timeout(wait);
+            } else if idle < IDLE {
                 idle += wait;
+                std::thread::park_timeout(wait);
                 wait = (wait * 2).min(MAX_POLL);
             } else {
                 // Asleep first, then one more look: a job pushed before this
@@ -119,8 +124,28 @@ impl Worker {
                 }
                 self.asleep.store(false, Ordering::SeqCst);
                 idle = Duration::ZERO;
-                wait = POLL;
+                wait = MIN_POLL;
+                since = Instant::now();
             }
+        }
+    }
+
+    /// Runs the jobs queued, and those queued meanwhile; false if none.
+    fn run_queued(&self) -> bool {
+        let mut ran = false;
+        loop {
+            let (next, was_full) = {
+                let mut jobs = self.lock();
+                let full = jobs.len() >= QUEUE;
+                (jobs.pop_front(), full)
+            };
+            let Some(job) = next else { return ran };
+            if was_full {
+                self.room.notify_all();
+            }
+            // A panicking job must not stop every tracer.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+            ran = true;
         }
     }
 
@@ -175,4 +200,22 @@ pub fn call<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result
 /// find the spans of every callback made before it).
 pub fn barrier() {
     let _ = call(|| ());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_wait_aims_at_a_millisecond_of_work_a_look_within_its_bounds() {
+        let ms = Duration::from_millis;
+        // A light stream: 0.2 ms of work came in 5 ms; a millisecond comes in 25.
+        assert_eq!(next_wait(ms(5), Duration::from_micros(200)), ms(25));
+        // Lighter still, or nothing measurable: the longest wait.
+        assert_eq!(next_wait(ms(40), Duration::from_micros(100)), MAX_POLL);
+        assert_eq!(next_wait(ms(5), Duration::ZERO), MAX_POLL);
+        // A heavy stream: 2 ms of work came in 5 ms; the shortest wait.
+        assert_eq!(next_wait(ms(5), ms(2)), MIN_POLL);
+        assert_eq!(next_wait(ms(20), ms(2)), ms(10));
+    }
 }
