@@ -4,6 +4,7 @@ import test from 'node:test'
 import assert from 'node:assert/strict'
 import { call, runOnce } from './helpers/scripted_llm.mjs'
 import { agent, addTool, traced, rootOf } from './helpers/tracing_helpers.mjs'
+import { Worker } from 'node:worker_threads'
 
 const CAPTURED = ['gen_ai.input.messages', 'gen_ai.output.messages', 'gen_ai.system_instructions', 'gen_ai.tool.call.arguments', 'gen_ai.tool.call.result']
 
@@ -67,4 +68,27 @@ test('OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT truncates attribute values', async () =>
   assert.equal(chat.attributes['gen_ai.tool.definitions'].length, 12)
   const untruncated = await spansWith({ OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: undefined })
   assert.ok(rootOf(untruncated).attributes['gen_ai.input.messages'].length > 12)
+})
+
+test("a worker thread's own environment decides its runs' rules", async () => {
+  const inWorker = (env) =>
+    new Promise((resolve, reject) => {
+      const w = new Worker(new URL('./fixtures/env_in_worker.mjs', import.meta.url), { env })
+      w.once('message', resolve)
+      w.once('error', reject)
+    })
+  // The process's environment says the opposite of the worker's copy.
+  const saved = { c: process.env[CAPTURE], v: process.env.GOOGLE_GENAI_USE_VERTEXAI }
+  delete process.env[CAPTURE]
+  delete process.env.GOOGLE_GENAI_USE_VERTEXAI
+  try {
+    const off = await inWorker({ ...process.env, [CAPTURE]: 'false', GOOGLE_GENAI_USE_VERTEXAI: 'true' })
+    assert.deepEqual(off, { captured: 0, providers: ['vertex_ai'] })
+    const on = await inWorker({ ...process.env })
+    assert.ok(on.captured > 0)
+    assert.deepEqual(on.providers, ['gemini'])
+  } finally {
+    if (saved.c !== undefined) process.env[CAPTURE] = saved.c
+    if (saved.v !== undefined) process.env.GOOGLE_GENAI_USE_VERTEXAI = saved.v
+  }
 })

@@ -190,15 +190,27 @@ function nativeOptions(options) {
   }
 }
 
-/** The content-capture rule of tracing.md (env unset or empty: on). */
-function envCapture() {
-  const v = process.env.ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS
-  return v === undefined || v === '' || v === 'true' || v === '1'
+// The environment's rules of tracing.md, read for each run (a change
+// between runs applies, as in ADK): bits of native.envRules.
+const CAPTURE_RULE = 1
+const VERTEX_RULE = 2
+// On the main thread process.env is the process's environment, which the
+// native side reads for less than the two reads through process.env cost
+// (4-7 µs a run inside ADK's pipeline, where they run cold). A worker
+// thread's process.env is a copy of its own: read there.
+const readEnvRules = require('node:worker_threads').isMainThread && typeof native.envRules === 'function' ? native.envRules : envRulesHere
+
+function envRulesHere() {
+  const c = process.env.ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS
+  const v = process.env.GOOGLE_GENAI_USE_VERTEXAI
+  const capture = c === undefined || c === '' || c === 'true' || c === '1'
+  const vertex = typeof v === 'string' && v.toLowerCase() === 'true'
+  return (capture ? CAPTURE_RULE : 0) | (vertex ? VERTEX_RULE : 0)
 }
 
-function envVertex() {
-  const v = process.env.GOOGLE_GENAI_USE_VERTEXAI
-  return typeof v === 'string' && v.toLowerCase() === 'true'
+/** The content-capture rule of tracing.md (env unset or empty: on). */
+function envCapture() {
+  return (readEnvRules() & CAPTURE_RULE) !== 0
 }
 
 // ---- reading ADK objects ------------------------------------------------------
@@ -521,7 +533,8 @@ class TracingPlugin {
       if (this._open.size >= this._maxOpen) this.finishInterruptedInvocation(this._open.values().next().value)
       this._open.add(id)
     }
-    const capture = again ? this._capture : (this._capture = this._captureOption ?? envCapture())
+    const rules = readEnvRules()
+    const capture = again ? this._capture : (this._capture = this._captureOption ?? (rules & CAPTURE_RULE) !== 0)
     const agent = ic.agent
     const root = rootOf(agent)
     if (root === undefined) this._noteTreeless(id)
@@ -531,7 +544,7 @@ class TracingPlugin {
     // must not leave half a record.
     const flat = tree === 0 ? flattenAgentTree(root) : undefined
     const userJson = capture && userContent != null ? safeJson(userContent) : undefined
-    const vertex = envVertex()
+    const vertex = (rules & VERTEX_RULE) !== 0
     const sampled = parent === undefined ? undefined : (parent.traceFlags & 1) === 1
     const traceState = parent === undefined ? undefined : traceStateText(parent)
     const sessionId = str(session?.id)

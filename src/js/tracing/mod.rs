@@ -103,6 +103,23 @@ fn export_options(o: &mut NativeTracingOptions) -> ExportOptions {
     }
 }
 
+/// The content-capture and provider rules of tracing.md, as read from the
+/// process environment for each run: bit 1 capture
+/// (`ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS` unset, empty, `true` or `1`),
+/// bit 2 Vertex (`GOOGLE_GENAI_USE_VERTEXAI` lowercased is `true`; no
+/// other character lowercases to an ASCII letter of it). On the main
+/// thread `process.env` is this environment, and two reads through it
+/// cost a run inside ADK's pipeline 4-7 µs; lib/tracing.js reads a worker
+/// thread's own copy itself.
+#[napi]
+pub fn env_rules() -> u32 {
+    let capture = std::env::var_os("ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS")
+        .is_none_or(|v| matches!(v.as_encoded_bytes(), b"" | b"true" | b"1"));
+    let vertex = std::env::var_os("GOOGLE_GENAI_USE_VERTEXAI")
+        .is_some_and(|v| v.as_encoded_bytes().eq_ignore_ascii_case(b"true"));
+    u32::from(capture) | (u32::from(vertex) << 1)
+}
+
 fn value_limit() -> Option<usize> {
     std::env::var("OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT")
         .ok()
