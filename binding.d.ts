@@ -67,16 +67,17 @@ export declare class NativeTracer {
 }
 
 /**
- * The content-capture and provider rules of tracing.md, as read from the
- * process environment for each run: bit 1 capture
- * (`ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS` unset, empty, `true` or `1`),
- * bit 2 Vertex (`GOOGLE_GENAI_USE_VERTEXAI` lowercased is `true`; no
- * other character lowercases to an ASCII letter of it). On the main
- * thread `process.env` is this environment, and two reads through it
- * cost a run inside ADK's pipeline 4-7 µs; lib/tracing.js reads a worker
- * thread's own copy itself.
+ * `env_rules_from` the process environment. On the main thread
+ * `process.env` is that environment, and two reads through it cost a run
+ * inside ADK's pipeline 4-7 µs, against one call here.
  */
 export declare function envRules(): number
+
+/**
+ * `env_rules_from` values read by JavaScript: a worker thread's
+ * `process.env` is a copy of its own.
+ */
+export declare function envRulesOf(capture?: string | undefined | null, vertex?: string | undefined | null): number
 
 /**
  * Flushes every sink with pending spans, off the JavaScript thread (the

@@ -574,6 +574,7 @@ if (!nativeBinding) {
 module.exports = nativeBinding
 module.exports.NativeTracer = nativeBinding.NativeTracer
 module.exports.envRules = nativeBinding.envRules
+module.exports.envRulesOf = nativeBinding.envRulesOf
 module.exports.flushPendingSinks = nativeBinding.flushPendingSinks
 module.exports.flushSink = nativeBinding.flushSink
 module.exports.retryEngineCreate = nativeBinding.retryEngineCreate

@@ -191,22 +191,16 @@ function nativeOptions(options) {
 }
 
 // The environment's rules of tracing.md, read for each run (a change
-// between runs applies, as in ADK): bits of native.envRules.
+// between runs applies, as in ADK): bits of native.envRules. On the main
+// thread process.env is the process's environment, which the native side
+// reads for less than two reads through process.env cost (4-7 µs a run
+// inside ADK's pipeline, where they run cold). A worker thread's
+// process.env is a copy of its own: its values are read here.
 const CAPTURE_RULE = 1
 const VERTEX_RULE = 2
-// On the main thread process.env is the process's environment, which the
-// native side reads for less than the two reads through process.env cost
-// (4-7 µs a run inside ADK's pipeline, where they run cold). A worker
-// thread's process.env is a copy of its own: read there.
-const readEnvRules = require('node:worker_threads').isMainThread && typeof native.envRules === 'function' ? native.envRules : envRulesHere
-
-function envRulesHere() {
-  const c = process.env.ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS
-  const v = process.env.GOOGLE_GENAI_USE_VERTEXAI
-  const capture = c === undefined || c === '' || c === 'true' || c === '1'
-  const vertex = typeof v === 'string' && v.toLowerCase() === 'true'
-  return (capture ? CAPTURE_RULE : 0) | (vertex ? VERTEX_RULE : 0)
-}
+const readEnvRules = require('node:worker_threads').isMainThread
+  ? native.envRules
+  : () => native.envRulesOf(process.env.ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS, process.env.GOOGLE_GENAI_USE_VERTEXAI)
 
 /** The content-capture rule of tracing.md (env unset or empty: on). */
 function envCapture() {

@@ -104,20 +104,37 @@ fn export_options(o: &mut NativeTracingOptions) -> ExportOptions {
 }
 
 /// The content-capture and provider rules of tracing.md, as read from the
-/// process environment for each run: bit 1 capture
+/// environment for each run: bit 1 capture
 /// (`ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS` unset, empty, `true` or `1`),
 /// bit 2 Vertex (`GOOGLE_GENAI_USE_VERTEXAI` lowercased is `true`; no
-/// other character lowercases to an ASCII letter of it). On the main
-/// thread `process.env` is this environment, and two reads through it
-/// cost a run inside ADK's pipeline 4-7 µs; lib/tracing.js reads a worker
-/// thread's own copy itself.
+/// other character lowercases to an ASCII letter of it).
+fn env_rules_from(capture: Option<&[u8]>, vertex: Option<&[u8]>) -> u32 {
+    let capture = capture.is_none_or(|v| matches!(v, b"" | b"true" | b"1"));
+    let vertex = vertex.is_some_and(|v| v.eq_ignore_ascii_case(b"true"));
+    u32::from(capture) | (u32::from(vertex) << 1)
+}
+
+/// `env_rules_from` the process environment. On the main thread
+/// `process.env` is that environment, and two reads through it cost a run
+/// inside ADK's pipeline 4-7 µs, against one call here.
 #[napi]
 pub fn env_rules() -> u32 {
-    let capture = std::env::var_os("ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS")
-        .is_none_or(|v| matches!(v.as_encoded_bytes(), b"" | b"true" | b"1"));
-    let vertex = std::env::var_os("GOOGLE_GENAI_USE_VERTEXAI")
-        .is_some_and(|v| v.as_encoded_bytes().eq_ignore_ascii_case(b"true"));
-    u32::from(capture) | (u32::from(vertex) << 1)
+    let capture = std::env::var_os("ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS");
+    let vertex = std::env::var_os("GOOGLE_GENAI_USE_VERTEXAI");
+    env_rules_from(
+        capture.as_ref().map(|v| v.as_encoded_bytes()),
+        vertex.as_ref().map(|v| v.as_encoded_bytes()),
+    )
+}
+
+/// `env_rules_from` values read by JavaScript: a worker thread's
+/// `process.env` is a copy of its own.
+#[napi]
+pub fn env_rules_of(capture: Option<String>, vertex: Option<String>) -> u32 {
+    env_rules_from(
+        capture.as_deref().map(str::as_bytes),
+        vertex.as_deref().map(str::as_bytes),
+    )
 }
 
 fn value_limit() -> Option<usize> {
@@ -362,5 +379,28 @@ impl NativeTracer {
                 None => "[]".into(),
             })
         })
+    }
+}
+
+#[cfg(test)]
+mod env_rules_tests {
+    use super::env_rules_from;
+
+    #[test]
+    fn capture_is_on_unset_empty_true_or_1_and_vertex_is_true_in_any_case() {
+        let capture = |v: Option<&str>| env_rules_from(v.map(str::as_bytes), None) & 1 == 1;
+        for on in [None, Some(""), Some("true"), Some("1")] {
+            assert!(capture(on), "{on:?}");
+        }
+        for off in ["false", "0", "TRUE", "True", "yes", " 1", "1 "] {
+            assert!(!capture(Some(off)), "{off}");
+        }
+        let vertex = |v: Option<&str>| env_rules_from(None, v.map(str::as_bytes)) & 2 == 2;
+        for yes in ["true", "TRUE", "True", "tRuE"] {
+            assert!(vertex(Some(yes)), "{yes}");
+        }
+        for no in [None, Some("1"), Some("false"), Some(" true"), Some("")] {
+            assert!(!vertex(no), "{no:?}");
+        }
     }
 }
