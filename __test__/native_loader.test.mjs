@@ -98,3 +98,24 @@ test('NAPI_RS_NATIVE_LIBRARY_PATH pointing at nothing is named', () => {
 test('with a binary present the package loads', () => {
   assert.deepEqual(loadFailure(join(repo, 'index.js')), { loaded: true })
 })
+
+test('the addon loads beside other copies of itself: it takes none of the static TLS glibc keeps for dlopen()', { skip: libc === 'glibc' ? false : 'glibc only' }, () => {
+  // Three copies stand for the other addons of an application: with
+  // initial-exec thread-locals each took a share of that space, and the
+  // third failed with "cannot allocate memory in static TLS block".
+  const built = join(repo, `adk-native-plugins.linux-${process.arch}-gnu.node`)
+  const dir = mkdtempSync(join(tmpdir(), 'adk-native-tls-'))
+  try {
+    const copies = [1, 2, 3, 4].map((i) => {
+      const file = join(dir, `copy${i}.node`)
+      cpSync(built, file)
+      return file
+    })
+    const script = `for (const f of ${JSON.stringify(copies)}) process.dlopen({ exports: {} }, f); console.log('loaded ${copies.length}')`
+    const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' })
+    assert.equal(r.status, 0, r.stderr)
+    assert.match(r.stdout, /loaded 4/)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})

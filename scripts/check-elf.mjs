@@ -2,7 +2,7 @@
 // Checks that a built `.node` is the Linux addon its name promises, by reading the ELF file
 // itself (no readelf needed): 64-bit little-endian shared object for the right machine,
 // only the libc's own libraries in NEEDED, no glibc symbol version newer than the floor we
-// claim (or none at all for musl), and the Node-API entry point exported.
+// claim (or none at all for musl), the Node-API entry point exported, and no static TLS.
 //
 //   node scripts/check-elf.mjs <file.node> [--target <triple|platform>] [--glibc 2.17]
 //
@@ -23,6 +23,8 @@ const SHT_DYNAMIC = 6
 const SHT_GNU_VERNEED = 0x6ffffffe
 const DT_NULL = 0
 const DT_NEEDED = 1
+const DT_FLAGS = 30
+const DF_STATIC_TLS = 0x10
 const SHN_UNDEF = 0
 
 /** Libraries a binary for this arch/libc may need: what every such system has. */
@@ -75,6 +77,7 @@ export function readElf(buf) {
   }
 
   facts.needed = []
+  facts.staticTls = false
   const dyn = sections.find((s) => s.type === SHT_DYNAMIC)
   if (dyn) {
     const dynstr = sections[dyn.link]
@@ -82,6 +85,7 @@ export function readElf(buf) {
       const tag = u64(o)
       if (tag === DT_NULL) break
       if (tag === DT_NEEDED) facts.needed.push(strAt(dynstr, u64(o + 8)))
+      if (tag === DT_FLAGS) facts.staticTls = (u64(o + 8) & DF_STATIC_TLS) !== 0
     }
   }
 
@@ -156,6 +160,11 @@ export function checkElf(file, expect) {
   }
 
   if (!facts.exports.has('napi_register_module_v1')) problems.push('does not export napi_register_module_v1: not a Node-API addon')
+  // Thread-locals of the initial-exec model take a share of the few KiB of
+  // static TLS glibc keeps for every library dlopen()ed later: next to other
+  // addons that do the same, loading fails ("cannot allocate memory in
+  // static TLS block").
+  if (facts.staticTls) problems.push('uses static TLS (DF_STATIC_TLS): dlopen() fails once other libraries used the space glibc keeps for it')
   return { facts, problems }
 }
 
@@ -174,6 +183,7 @@ export function describe(facts) {
   return [
     `ELF${facts.class} ${facts.endian}-endian ${facts.type === ET_DYN ? 'shared object' : `type ${facts.type}`} ${facts.machine}`,
     `NEEDED ${facts.needed?.join(', ') || '(none)'}`,
+    `static TLS ${facts.staticTls ? 'yes' : 'no'}`,
     `newest GLIBC ${facts.newestGlibc ?? '(none)'}`,
     `versions: ${versions || '(none)'}`,
   ].join('\n  ')
