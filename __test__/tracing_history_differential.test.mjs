@@ -24,7 +24,7 @@ function pair() {
   }
   assert.equal(full._histories, undefined, 'the switch selects the full capture')
   assert.ok(delta._histories, 'the delta path is the default')
-  // Small histories are tracked once they recur: check every one here.
+  // Small histories are tracked from their fifth item only: track every one here.
   delta._histories.minChars = 0
   return { delta, full }
 }
