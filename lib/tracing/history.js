@@ -139,7 +139,7 @@ class Histories {
   delta(ctx, invocationId, agent, contents) {
     // The key is built only where it is looked up (a fresh session's run
     // tracks nothing).
-    let key = this._byKey.size === 0 ? undefined : conversationKey(ctx, invocationId, agent)
+    let key = this.tracking ? conversationKey(ctx, invocationId, agent) : undefined
     let conv = key === undefined ? undefined : this._byKey.get(key)
     let reuse = 0
     if (conv === undefined) {
