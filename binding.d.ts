@@ -166,6 +166,7 @@ export declare function sinksPending(): boolean
  * Returns what the tracing thread has to tell (bits, state::Answers):
  * 1 the sink has warnings for `take_warnings`, 2 conversation slots were
  * refused (`take_refused_slots`), 4 a batch could not be applied
- * (`take_problem`).
+ * (`take_problem`). `env_limits`: on a worker thread, its own
+ * `process.env` values of the limit's variables (mod.rs `value_limit`).
  */
-export declare function tracerApply(handle: number, nums: Float64Array, count: number, text: string, big: Array<string> | undefined | null, now: number): number
+export declare function tracerApply(handle: number, nums: Float64Array, count: number, text: string, big: Array<string> | undefined | null, now: number, envLimits?: Array<string> | undefined | null): number

@@ -70,6 +70,26 @@ describe('configuration from the environment (child processes)', { concurrency: 
       assert.equal(rx.requests[0].contentEncoding, undefined, 'uncompressed')
     }))
 
+  test('OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT beats OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: every string value arrives cut to it, in characters', () =>
+    withReceiver({}, async (rx) => {
+      const out = await child({ OTEL_EXPORTER_OTLP_ENDPOINT: rx.url, OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT: '6', OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: '100' })
+      assertDelivered(rx, '/v1/traces')
+      let long = 0
+      for (const span of rx.spans) {
+        for (const [key, value] of Object.entries(span.attributes)) {
+          for (const v of [value].flat()) {
+            if (typeof v !== 'string') continue
+            assert.ok([...v].length <= 6, `${span.name} ${key} = ${JSON.stringify(v)}`)
+            if ([...v].length === 6) long++
+          }
+        }
+      }
+      assert.ok(long > 10, `values at the limit: ${long}`)
+      assert.ok(rx.spans.every((s) => s.attributes['gen_ai.operation.name'].length <= 6))
+      assert.ok(rx.spans.some((s) => s.attributes['gen_ai.operation.name'] === 'invoke'))
+      assert.deepEqual(out.warnings, [])
+    }))
+
   test('OTEL_EXPORTER_OTLP_ENDPOINT with a base path (and trailing slash): <base>/v1/traces', () =>
     withReceiver({ path: '/otlp/v1/traces' }, async (rx) => {
       await child({ OTEL_EXPORTER_OTLP_ENDPOINT: `${rx.url}/otlp/` })

@@ -70,6 +70,63 @@ test('OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT truncates attribute values', async () =>
   assert.ok(rootOf(untruncated).attributes['gen_ai.input.messages'].length > 12)
 })
 
+const LIMITS = { OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT: undefined, OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: undefined }
+
+/** Each string value (and array item) of every span, with where it is. */
+function stringValues(spans) {
+  return spans.flatMap((s) =>
+    Object.entries(s.attributes).flatMap(([k, v]) =>
+      typeof v === 'string' ? [[`${s.name} ${k}`, v]] : Array.isArray(v) ? v.filter((x) => typeof x === 'string').map((x) => [`${s.name} ${k}[]`, x]) : [],
+    ),
+  )
+}
+
+test('OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT beats OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT and cuts every string value, as an OpenTelemetry SDK does', async () => {
+  const spans = await spansWith({ ...LIMITS, OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT: '5', OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: '100' })
+  const values = stringValues(spans)
+  assert.ok(values.length > 20)
+  for (const [where, v] of values) assert.ok(v.length <= 5, `${where} = ${JSON.stringify(v)}`)
+  // Values the plugin writes itself are cut too, not only the run's content.
+  assert.equal(rootOf(spans).attributes['gen_ai.operation.name'], 'invok')
+  assert.equal(rootOf(spans).attributes['gen_ai.provider.name'], 'gemin')
+  // Empty counts as unset: the general variable applies.
+  const general = await spansWith({ ...LIMITS, OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT: '', OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: '7' })
+  assert.equal(rootOf(general).attributes['gen_ai.operation.name'], 'invoke_')
+})
+
+test('a length limit that is not a whole number cuts nothing and is warned about once', async () => {
+  const warnings = []
+  const onWarning = (w) => warnings.push(w)
+  process.on('warning', onWarning)
+  try {
+    const saved = process.env.OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT
+    process.env.OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT = 'ten'
+    let spans
+    try {
+      const root = agent('calc', [call('add', { a: 1, b: 2 }), 'three', 'four'], { tools: [addTool()], instruction: 'x' })
+      const { tracing, runner } = traced(root)
+      await runOnce(runner, 'add them please')
+      await runOnce(runner, 'and again')
+      spans = tracing.getFinishedSpans()
+      await tracing.shutdown()
+    } finally {
+      if (saved === undefined) delete process.env.OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT
+      else process.env.OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT = saved
+    }
+    await new Promise((resolve) => setImmediate(resolve))
+    assert.equal(spans.filter((s) => s.parentSpanId === undefined).length, 2, 'two runs')
+    for (const root of spans.filter((s) => s.parentSpanId === undefined)) {
+      assert.equal(root.attributes['gen_ai.operation.name'], 'invoke_agent')
+      assert.ok(root.attributes['gen_ai.input.messages'].length > 20)
+    }
+    const ours = warnings.filter((w) => w.message.includes('OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT'))
+    assert.equal(ours.length, 1, ours.map((w) => w.message).join('\n'))
+    assert.match(ours[0].message, /'ten' is not a whole number; attribute values are not cut/)
+  } finally {
+    process.off('warning', onWarning)
+  }
+})
+
 test("a worker thread's own environment decides its runs' rules", async () => {
   const inWorker = (env) =>
     new Promise((resolve, reject) => {
@@ -78,17 +135,21 @@ test("a worker thread's own environment decides its runs' rules", async () => {
       w.once('error', reject)
     })
   // The process's environment says the opposite of the worker's copy.
-  const saved = { c: process.env[CAPTURE], v: process.env.GOOGLE_GENAI_USE_VERTEXAI }
+  const saved = { c: process.env[CAPTURE], v: process.env.GOOGLE_GENAI_USE_VERTEXAI, l: process.env.OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT }
   delete process.env[CAPTURE]
   delete process.env.GOOGLE_GENAI_USE_VERTEXAI
+  delete process.env.OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT
   try {
     const off = await inWorker({ ...process.env, [CAPTURE]: 'false', GOOGLE_GENAI_USE_VERTEXAI: 'true' })
-    assert.deepEqual(off, { captured: 0, providers: ['vertex_ai'] })
+    assert.deepEqual(off, { captured: 0, providers: ['vertex_ai'], operations: ['chat', 'execute_tool', 'invoke_agent'] })
     const on = await inWorker({ ...process.env })
     assert.ok(on.captured > 0)
     assert.deepEqual(on.providers, ['gemini'])
+    const cut = await inWorker({ ...process.env, OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT: '3' })
+    assert.deepEqual(cut.operations, ['cha', 'exe', 'inv'])
   } finally {
     if (saved.c !== undefined) process.env[CAPTURE] = saved.c
     if (saved.v !== undefined) process.env.GOOGLE_GENAI_USE_VERTEXAI = saved.v
+    if (saved.l !== undefined) process.env.OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT = saved.l
   }
 })

@@ -198,9 +198,19 @@ function nativeOptions(options) {
 // process.env is a copy of its own: its values are read here.
 const CAPTURE_RULE = 1
 const VERTEX_RULE = 2
-const readEnvRules = require('node:worker_threads').isMainThread
+const IS_MAIN_THREAD = require('node:worker_threads').isMainThread
+const readEnvRules = IS_MAIN_THREAD
   ? native.envRules
   : () => native.envRulesOf(process.env.ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS, process.env.GOOGLE_GENAI_USE_VERTEXAI)
+
+// The attribute value length limit's variables as a worker thread sees
+// them, for each batch it hands over (the native side reads the process's
+// environment on the main thread). Order: src/export/config.rs
+// VALUE_LIMIT_VARS.
+function workerValueLimits() {
+  const env = process.env
+  return [env.OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT ?? '', env.OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT ?? '']
+}
 
 /** The content-capture rule of tracing.md (env unset or empty: on). */
 function envCapture() {
@@ -418,7 +428,11 @@ class TracingPlugin {
     // are applied when a run ends, when the batch is big, and before
     // anything reads the native tracer's state.
     Object.defineProperty(this, '_r', { value: new R.Records() })
-    Object.defineProperty(this, '_apply', { value: (nums, n, text, big, now) => this._n.tracerApply(this._h, nums, n, text, big, now) })
+    Object.defineProperty(this, '_apply', {
+      value: IS_MAIN_THREAD
+        ? (nums, n, text, big, now) => this._n.tracerApply(this._h, nums, n, text, big, now)
+        : (nums, n, text, big, now) => this._n.tracerApply(this._h, nums, n, text, big, now, workerValueLimits()),
+    })
     this._timer = undefined
     Object.defineProperty(this, '_printsTraces', { value: native.printsTraces === true })
     Object.defineProperty(this, '_timerFlush', {

@@ -71,8 +71,6 @@ pub struct OtlpConfig {
     pub request_timeout_millis: u64,
     /// gzip the request body (OTEL_EXPORTER_OTLP_COMPRESSION=none turns it off).
     pub gzip: bool,
-    /// OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: longer string values are cut.
-    pub attribute_value_length_limit: Option<usize>,
     /// First retry delay; later ones grow x2 up to `retry_max_backoff_millis`.
     pub retry_initial_backoff_millis: u64,
     pub retry_max_backoff_millis: u64,
@@ -182,13 +180,36 @@ const HOW_TO_CONFIGURE: &str = "pass `exporter` ('otlp', 'console', 'memory' or 
 new TracingPlugin(), or set OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_ENDPOINT \
 or OTEL_TRACES_EXPORTER";
 
-type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
+pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
 
 /// An environment variable, with an empty value treated as unset.
 fn var(env: Env<'_>, name: &str) -> Option<String> {
     env(name)
         .map(|v| v.trim().to_string())
         .filter(|v| !v.is_empty())
+}
+
+/// The variables `attribute_value_limit` reads, first one first.
+pub const VALUE_LIMIT_VARS: [&str; 2] = [
+    "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT",
+    "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT",
+];
+
+/// The attribute value length limit, OpenTelemetry's span limit rule:
+/// OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT, else
+/// OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT, counted in characters. Every exporter
+/// gets spans cut by it (the span model cuts them as they end). `Err` holds
+/// the warning for a value that is not a whole number: nothing is cut then.
+pub fn attribute_value_limit(env: Env<'_>) -> Result<Option<usize>, String> {
+    let Some((name, v)) = VALUE_LIMIT_VARS
+        .iter()
+        .find_map(|name| var(env, name).map(|v| (name, v)))
+    else {
+        return Ok(None);
+    };
+    v.parse::<usize>().map(Some).map_err(|_| {
+        format!("{PREFIX} {name}='{v}' is not a whole number; attribute values are not cut.")
+    })
 }
 
 /// Resolves the options against the environment (`env` looks a variable up).
@@ -308,22 +329,6 @@ console or none); no spans are exported."
     }
     let resource_attributes = resolve_resource(options, env, &mut warnings)?;
     let (request_timeout_millis, gzip) = resolve_transport(env, &mut warnings);
-    let attribute_value_length_limit = [
-        "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT",
-        "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT",
-    ]
-    .iter()
-    .find_map(|name| var(env, name).map(|v| (name, v)))
-    .and_then(|(name, v)| match v.parse::<usize>() {
-        Ok(n) => Some(n),
-        Err(_) => {
-            warnings.push(format!(
-                "{PREFIX} {name}='{v}' is not a whole number; attribute values are not cut."
-            ));
-            None
-        }
-    });
-
     Ok(ExporterChoice::Otlp(Box::new(OtlpConfig {
         endpoint,
         headers,
@@ -334,7 +339,6 @@ console or none); no spans are exported."
         export_timeout_millis: batch.export_timeout_millis,
         request_timeout_millis,
         gzip,
-        attribute_value_length_limit,
         retry_initial_backoff_millis: 1000,
         retry_max_backoff_millis: 5000,
         secrets,

@@ -670,12 +670,36 @@ fn transport_settings_from_env() {
         ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"),
         ("OTEL_EXPORTER_OTLP_COMPRESSION", "none"),
         ("OTEL_EXPORTER_OTLP_TIMEOUT", "1234"),
-        ("OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", "100"),
     ]);
     let c = otlp(resolve(&ExportOptions::default(), &env));
     assert!(!c.gzip);
     assert_eq!(c.request_timeout_millis, 1234);
-    assert_eq!(c.attribute_value_length_limit, Some(100));
+}
+
+#[test]
+fn the_attribute_value_limit_prefers_the_span_variable_and_warns_on_a_bad_value() {
+    const SPAN: &str = "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT";
+    const ANY: &str = "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT";
+    assert_eq!(attribute_value_limit(&no_env), Ok(None));
+    assert_eq!(
+        attribute_value_limit(&env_of(&[(ANY, " 100 ")])),
+        Ok(Some(100))
+    );
+    assert_eq!(
+        attribute_value_limit(&env_of(&[(ANY, "100"), (SPAN, "7")])),
+        Ok(Some(7))
+    );
+    // Empty is unset, so the general variable applies.
+    assert_eq!(
+        attribute_value_limit(&env_of(&[(ANY, "100"), (SPAN, " ")])),
+        Ok(Some(100))
+    );
+    assert_eq!(attribute_value_limit(&env_of(&[(ANY, "0")])), Ok(Some(0)));
+    for bad in ["-1", "1.5", "ten"] {
+        let w = attribute_value_limit(&env_of(&[(ANY, "9"), (SPAN, bad)])).unwrap_err();
+        assert!(w.contains(SPAN) && w.contains(bad), "{w}");
+        assert!(w.contains("not cut"), "{w}");
+    }
 }
 
 #[test]

@@ -33,7 +33,6 @@ pub fn ensure_agent_in(
         Some(_) => inv.root.id,
         None => inv.innermost_open_tool().unwrap_or(inv.root.id),
     };
-    let limit = inv.limit;
     let mut span = OpenSpan::new(
         ids.span_id(),
         Some(parent_id),
@@ -41,14 +40,14 @@ pub fn ensure_agent_in(
         now_nanos(),
     );
     inv.common(&mut span, "invoke_agent");
-    span.set_str("gen_ai.agent.name", display(name), limit);
-    span.set_str("gen_ai.agent.id", display(&inv.id), limit);
+    span.set_str("gen_ai.agent.name", display(name));
+    span.set_str("gen_ai.agent.id", display(&inv.id));
     if let Some(info) = info {
         if let Some(d) = &info.description {
-            span.set_str("gen_ai.agent.description", d.as_str(), limit);
+            span.set_str("gen_ai.agent.description", d.as_str());
         }
         if let Some(m) = &info.model {
-            span.set_str("gen_ai.request.model", m.as_str(), limit);
+            span.set_str("gen_ai.request.model", m.as_str());
         }
     }
     let id = span.id;
@@ -91,7 +90,7 @@ fn close_finished_siblings(
             i -= 1;
             if subtree.contains(&inv.agents[i].0) {
                 let (_, span) = inv.agents.remove(i);
-                ended.push(span.finish(inv.trace_id, now));
+                ended.push(span.finish(inv.trace_id, now, inv.limit));
             }
         }
     }

@@ -90,12 +90,7 @@ impl ConfigCache {
 }
 
 /// A tool span's outcome from the function response the model will see.
-pub fn apply_tool_outcome(
-    t: &mut ToolSpan,
-    response_json: String,
-    capture: bool,
-    limit: Option<usize>,
-) {
+pub fn apply_tool_outcome(t: &mut ToolSpan, response_json: String, capture: bool) {
     // Parsing a big tool result on the JavaScript thread only to find it is
     // not a retry response would cost milliseconds: look for the marker first.
     let parsed: Value = if response_json.contains(RESPONSE_TYPE) {
@@ -114,7 +109,7 @@ pub fn apply_tool_outcome(
             (Some(m), true) => m.clone(),
             _ => details,
         };
-        t.span.error(&error_type, &message, limit);
+        t.span.error(&error_type, &message);
         t.span.set("adk.retry.count", AttributeValue::Int(count));
         t.span.set(
             "adk.retry.outcome",
@@ -123,7 +118,6 @@ pub fn apply_tool_outcome(
         return;
     }
     if !t.errored && capture {
-        t.span
-            .set_str("gen_ai.tool.call.result", response_json, limit);
+        t.span.set_str("gen_ai.tool.call.result", response_json);
     }
 }

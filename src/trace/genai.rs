@@ -83,13 +83,19 @@ mod recent {
 }
 
 /// Truncates to at most `limit` characters (OTel attribute length limit).
-pub fn truncate(s: String, limit: Option<usize>) -> String {
-    match limit {
-        Some(limit) => match s.char_indices().nth(limit) {
-            Some((cut, _)) => s[..cut].to_string(),
-            None => s,
-        },
-        None => s,
+pub fn truncate(mut s: String, limit: Option<usize>) -> String {
+    if let Some(limit) = limit {
+        cut_to(&mut s, limit);
+    }
+    s
+}
+
+/// Cuts `s` to its first `limit` characters (the limit counts characters,
+/// not bytes), letting go of the memory past them.
+pub fn cut_to(s: &mut String, limit: usize) {
+    if let Some((at, _)) = s.char_indices().nth(limit) {
+        s.truncate(at);
+        s.shrink_to_fit();
     }
 }
 

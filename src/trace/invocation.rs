@@ -56,7 +56,7 @@ impl Invocation {
             AttributeValue::String(self.provider.to_string()),
         );
         if let Some(sid) = &self.session_id {
-            span.set_str("gen_ai.conversation.id", sid.as_str(), self.limit);
+            span.set_str("gen_ai.conversation.id", sid.as_str());
         }
     }
 

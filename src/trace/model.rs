@@ -162,16 +162,16 @@ impl Tracer {
         let root = &mut inv.root;
         if let Some(name) = non_empty(&run.root_name) {
             root.name = format!("invoke_agent {name}");
-            root.set_str("gen_ai.agent.name", name, limit);
+            root.set_str("gen_ai.agent.name", name);
         }
         if let Some(d) = &run.root_description {
-            root.set_str("gen_ai.agent.description", d.as_str(), limit);
+            root.set_str("gen_ai.agent.description", d.as_str());
         }
         if let Some(a) = &run.app_name {
-            root.set_str("weave.google_adk.app_name", a.as_str(), limit);
+            root.set_str("weave.google_adk.app_name", a.as_str());
         }
         if let Some(u) = &run.user_id {
-            root.set_str("weave.google_adk.user_id", u.as_str(), limit);
+            root.set_str("weave.google_adk.user_id", u.as_str());
         }
         if inv.capture {
             if let Some(c) = run.user_content {
@@ -301,8 +301,8 @@ impl Tracer {
         let mut root =
             std::mem::replace(&mut inv.root, OpenSpan::new([0; 8], None, String::new(), 0));
         inv.common(&mut root, "invoke_agent");
-        root.set_str("gen_ai.agent.id", display(id), inv.limit);
-        root.set_str("weave.google_adk.invocation_id", display(id), inv.limit);
+        root.set_str("gen_ai.agent.id", display(id));
+        root.set_str("weave.google_adk.invocation_id", display(id));
         inv.root = root;
         self.order.insert(seq, id.to_string());
         self.open.insert(id.to_string(), inv);
@@ -342,7 +342,11 @@ impl Tracer {
             None => None,
         };
         let agent = match inv.agents.iter().position(|(n, _)| n == name) {
-            Some(pos) => Some(inv.agents.remove(pos).1.finish(inv.trace_id, now_nanos())),
+            Some(pos) => Some(inv.agents.remove(pos).1.finish(
+                inv.trace_id,
+                now_nanos(),
+                inv.limit,
+            )),
             None => None,
         };
         for data in turn.into_iter().chain(agent) {
@@ -389,9 +393,9 @@ impl Tracer {
         let model = non_empty(&req.model).unwrap_or("unknown").to_string();
         let mut span = OpenSpan::new(span_id, Some(parent), format!("chat {model}"), now_nanos());
         inv.common(&mut span, "chat");
-        span.set_str("gen_ai.request.model", model, limit);
+        span.set_str("gen_ai.request.model", model);
         if !key.is_empty() {
-            span.set_str("gen_ai.agent.name", display(&key), limit);
+            span.set_str("gen_ai.agent.name", display(&key));
         }
         if let Some(cfg) = req.config_json.as_deref() {
             for (key, value) in self.configs.attributes(cfg) {
@@ -424,7 +428,11 @@ impl Tracer {
             }
         }
         let previous = match inv.models.iter().position(|(a, _)| *a == key) {
-            Some(pos) => Some(inv.models.remove(pos).1.finish(inv.trace_id, now_nanos())),
+            Some(pos) => Some(inv.models.remove(pos).1.finish(
+                inv.trace_id,
+                now_nanos(),
+                inv.limit,
+            )),
             None => None,
         };
         // The agent's next model call: its streamed previous one is over.
@@ -474,7 +482,7 @@ impl Tracer {
             content: resp.content_json,
         };
         outcome.apply(&mut span, inv.capture, inv.limit);
-        let data = span.finish(inv.trace_id, now);
+        let data = span.finish(inv.trace_id, now, inv.limit);
         self.emit(data);
     }
 
@@ -489,8 +497,8 @@ impl Tracer {
         let Some(inv) = self.inv(inv_id) else { return };
         let data = if let Some(pos) = inv.models.iter().position(|(a, _)| a == key) {
             let (_, mut span) = inv.models.remove(pos);
-            span.error(error_type, message, inv.limit);
-            span.finish(inv.trace_id, now_nanos())
+            span.error(error_type, message);
+            span.finish(inv.trace_id, now_nanos(), inv.limit)
         } else if let Some(pos) = inv.streamed.iter().position(|(a, _)| a == key) {
             // A streamed call that failed after some responses.
             let (_, mut turn) = inv.streamed.remove(pos);
@@ -517,7 +525,6 @@ impl Tracer {
         let Some(inv) = self.open.get_mut(inv_id) else {
             return;
         };
-        let limit = inv.limit;
         let call_id = call_id.filter(|c| !c.is_empty());
         let keyed = call_id.is_some_and(|id| {
             !inv.tools
@@ -528,16 +535,16 @@ impl Tracer {
         let shown = display(tool);
         let mut span = OpenSpan::new(span_id, Some(parent), format!("execute_tool {shown}"), now);
         inv.common(&mut span, "execute_tool");
-        span.set_str("gen_ai.tool.name", shown, limit);
+        span.set_str("gen_ai.tool.name", shown);
         if let Some(a) = agent.filter(|a| !a.is_empty()) {
-            span.set_str("gen_ai.agent.name", display(a), limit);
+            span.set_str("gen_ai.agent.name", display(a));
         }
         if let Some(id) = call_id {
-            span.set_str("gen_ai.tool.call.id", display(id), limit);
+            span.set_str("gen_ai.tool.call.id", display(id));
         }
         if inv.capture {
             if let Some(a) = args_json {
-                span.set_str("gen_ai.tool.call.arguments", a, limit);
+                span.set_str("gen_ai.tool.call.arguments", a);
             }
         }
         inv.tools.push(ToolSpan {
@@ -564,12 +571,11 @@ impl Tracer {
         message: &str,
     ) {
         let Some(inv) = self.inv(inv_id) else { return };
-        let limit = inv.limit;
         let Some(i) = inv.find_tool_for_callback(agent.unwrap_or(""), tool, call_id) else {
             return;
         };
         let t = &mut inv.tools[i];
-        t.span.error(error_type, message, limit);
+        t.span.error(error_type, message);
         t.errored = true;
         t.last_callback = now_nanos();
     }
@@ -644,10 +650,10 @@ impl Tracer {
                 let end = if t.errored {
                     t.last_callback
                 } else {
-                    t.span.error(&code, &msg, limit);
+                    t.span.error(&code, &msg);
                     now
                 };
-                ended.push(t.span.finish(trace_id, end));
+                ended.push(t.span.finish(trace_id, end, inv.limit));
             }
             inv.root_error = Some((code, msg));
         }
@@ -689,15 +695,15 @@ impl Tracer {
                     span.set("gen_ai.output.type", AttributeValue::String("text".into()));
                 }
             }
-            ended.push(span.finish(inv.trace_id, now_nanos()));
+            ended.push(span.finish(inv.trace_id, now_nanos(), inv.limit));
         }
         for fr in ev.function_responses {
             let Some(i) = inv.find_tool_for_response(&fr.id, &fr.name) else {
                 continue;
             };
             let mut t = inv.tools.remove(i);
-            apply_tool_outcome(&mut t, fr.response_json, inv.capture, limit);
-            ended.push(t.span.finish(inv.trace_id, t.last_callback));
+            apply_tool_outcome(&mut t, fr.response_json, inv.capture);
+            ended.push(t.span.finish(inv.trace_id, t.last_callback, inv.limit));
         }
         if content.is_some() {
             inv.last_output = content;
@@ -741,11 +747,11 @@ impl Tracer {
             }
         }
         if let Some((t, m)) = inv.root_error.take() {
-            inv.root.error(&t, &m, limit);
+            inv.root.error(&t, &m);
         }
         for (_, mut span) in inv.models.drain(..) {
             span.set(INTERRUPTED, AttributeValue::Bool(true));
-            let d = span.finish(trace_id, now);
+            let d = span.finish(trace_id, now, limit);
             self.emit(d);
         }
         let capture = inv.capture;
@@ -760,24 +766,24 @@ impl Tracer {
             // no function response came: the result afterToolCallback saw.
             let end = if t.callbacks_done || t.errored {
                 if let Some(result) = t.seen_result.take() {
-                    apply_tool_outcome(&mut t, result, capture, limit);
+                    apply_tool_outcome(&mut t, result, capture);
                 }
                 t.last_callback
             } else {
                 t.span.set(INTERRUPTED, AttributeValue::Bool(true));
                 now
             };
-            let d = t.span.finish(trace_id, end);
+            let d = t.span.finish(trace_id, end, limit);
             self.emit(d);
         }
         while let Some((_, span)) = inv.agents.pop() {
-            let d = span.finish(trace_id, now);
+            let d = span.finish(trace_id, now, limit);
             self.emit(d);
         }
         if interrupted {
             inv.root.set(INTERRUPTED, AttributeValue::Bool(true));
         }
-        let mut d = inv.root.finish(trace_id, now);
+        let mut d = inv.root.finish(trace_id, now, limit);
         d.remote_parent = inv.joined;
         d.parent_is_remote = inv.joined && inv.parent_is_remote;
         self.emit(d);

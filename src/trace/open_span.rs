@@ -2,7 +2,7 @@
 //! of the call so far. Below the invocation that holds them and the
 //! streamed-turn and attribute rules that fill them.
 
-use super::genai::truncate;
+use super::genai::cut_to;
 use super::span::{AttributeKey, AttributeValue, SpanData, Status, StatusCode};
 
 pub const INTERRUPTED: &str = "weave.google_adk.interrupted";
@@ -39,19 +39,28 @@ impl OpenSpan {
         }
     }
 
-    pub fn set_str(&mut self, key: &'static str, value: impl Into<String>, limit: Option<usize>) {
-        self.set(key, AttributeValue::String(truncate(value.into(), limit)));
+    pub fn set_str(&mut self, key: &'static str, value: impl Into<String>) {
+        self.set(key, AttributeValue::String(value.into()));
     }
 
-    pub fn error(&mut self, error_type: &str, message: &str, limit: Option<usize>) {
-        self.set_str("error.type", error_type, limit);
+    pub fn error(&mut self, error_type: &str, message: &str) {
+        self.set_str("error.type", error_type);
         self.status = Status {
             code: StatusCode::Error,
             message: Some(message.to_string()),
         };
     }
 
-    pub fn finish(self, trace_id: [u8; 16], end: u64) -> SpanData {
+    /// The ended span. `limit` (the attribute value length limit) cuts its
+    /// string values here, every one whatever set it, as an OpenTelemetry
+    /// SDK's span limits do; a deferred value carries the limit and is cut
+    /// as it is rendered.
+    pub fn finish(mut self, trace_id: [u8; 16], end: u64, limit: Option<usize>) -> SpanData {
+        if let Some(limit) = limit {
+            for (_, value) in &mut self.attrs {
+                cut(value, limit);
+            }
+        }
         SpanData {
             trace_id,
             span_id: self.id,
@@ -65,6 +74,14 @@ impl OpenSpan {
             parent_is_remote: false,
             trace_state: None,
         }
+    }
+}
+
+fn cut(value: &mut AttributeValue, limit: usize) {
+    match value {
+        AttributeValue::String(s) => cut_to(s, limit),
+        AttributeValue::StringArray(items) => items.iter_mut().for_each(|s| cut_to(s, limit)),
+        _ => {}
     }
 }
 

@@ -61,7 +61,7 @@ impl Outcome {
             }
         }
         if let Some((code, message)) = self.error {
-            span.error(&code, &message, limit);
+            span.error(&code, &message);
         }
     }
 }
@@ -155,7 +155,7 @@ impl StreamedTurn {
             }
             None => self.last_response,
         };
-        self.span.finish(trace_id, end)
+        self.span.finish(trace_id, end, limit)
     }
 }
 

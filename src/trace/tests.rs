@@ -315,10 +315,8 @@ fn capture_off_writes_no_content() {
         .iter()
         .all(|s| s.attribute("gen_ai.input.messages").is_none()
             && s.attribute("gen_ai.tool.call.arguments").is_none()));
-    assert_eq!(
-        text(&spans[1], "gen_ai.provider.name").unwrap(),
-        "vertex_ai"
-    );
+    // The limit (3) cuts "vertex_ai" too.
+    assert_eq!(text(&spans[1], "gen_ai.provider.name").unwrap(), "ver");
     assert_eq!(text(&spans[1], "gen_ai.agent.name").unwrap(), "roo");
 }
 
@@ -495,5 +493,57 @@ fn each_chat_span_carries_its_own_calls_config() {
     ];
     for (chat, want) in chats.iter().zip(want) {
         assert_eq!(summary(chat), want);
+    }
+}
+
+#[test]
+fn the_value_limit_cuts_every_string_value_as_its_span_ends() {
+    let (mut t, sink) = tracer();
+    t.start(RunStart {
+        invocation_id: "i1".into(),
+        settings: RunSettings {
+            capture: true,
+            vertex: false,
+            value_limit: Some(3),
+        },
+        root_name: Some("héllo".into()),
+        agents: vec![agent("héllo", None, false)],
+        ..Default::default()
+    });
+    t.before_model(
+        "i1",
+        Some("héllo"),
+        ModelRequest {
+            model: Some("gemini".into()),
+            config_json: Some(r#"{"stopSequences":["STOP!","ab"]}"#.into()),
+            ..Default::default()
+        },
+    );
+    t.before_tool(
+        "i1",
+        Some("héllo"),
+        "lookup",
+        Some("call-1"),
+        Some("{\"a\":1}".into()),
+    );
+    t.finish("i1", false);
+    let spans = sink.spans();
+    let chat = by_name(&spans, "chat gemini");
+    // Set by the model's rules (constants, config arrays) as well as from
+    // the run: all are cut, in characters.
+    assert_eq!(text(chat, "gen_ai.operation.name").unwrap(), "cha");
+    assert_eq!(text(chat, "gen_ai.agent.name").unwrap(), "hél");
+    match chat.attribute("gen_ai.request.stop_sequences") {
+        Some(AttributeValue::StringArray(items)) => assert_eq!(items, &["STO", "ab"]),
+        other => panic!("{other:?}"),
+    }
+    let tool = by_name(&spans, "execute_tool lookup");
+    assert_eq!(text(tool, "gen_ai.tool.call.arguments").unwrap(), "{\"a");
+    for span in &spans {
+        for (key, value) in &span.attributes {
+            if let AttributeValue::String(s) = value {
+                assert!(s.chars().count() <= 3, "{}: {key} = {s:?}", span.name);
+            }
+        }
     }
 }

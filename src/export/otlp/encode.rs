@@ -19,7 +19,6 @@ pub struct Encoder {
     /// `ResourceSpans.resource` and `ScopeSpans.scope`, encoded once.
     resource: Vec<u8>,
     scope: Vec<u8>,
-    limit: Option<usize>,
     /// The deflate state, kept from body to body; none: bodies go plain.
     gzip: Option<Gzip>,
     scratch: Scratch,
@@ -75,7 +74,6 @@ impl Encoder {
         Encoder {
             resource: proto::Resource { attributes }.encode_to_vec(),
             scope: scope.encode_to_vec(),
-            limit: config.attribute_value_length_limit,
             gzip: config.gzip.then(Gzip::new),
             scratch: Scratch::default(),
         }
@@ -103,7 +101,7 @@ impl Encoder {
         lens.clear();
         let mut encoded = 0;
         for span in spans {
-            let len = span.render(self.limit, rendered, ends);
+            let len = span.render(rendered, ends);
             encoded += len_field_size(len);
             lens.push(len);
         }
@@ -159,10 +157,7 @@ impl Encoder {
     /// `spans` prepared as `on_end` prepares them (tests and figures).
     #[cfg(test)]
     pub fn prepare(&self, spans: Vec<crate::trace::span::SpanData>) -> Vec<PreparedSpan> {
-        spans
-            .into_iter()
-            .map(|s| PreparedSpan::new(s, self.limit))
-            .collect()
+        spans.into_iter().map(PreparedSpan::new).collect()
     }
 }
 

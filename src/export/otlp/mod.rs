@@ -33,8 +33,6 @@ use std::time::{Duration, Instant};
 
 pub struct OtlpSink {
     shared: Arc<Shared>,
-    /// OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT, applied as spans are prepared.
-    limit: Option<usize>,
     thread: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -66,7 +64,6 @@ impl OtlpSink {
             .map_err(|e| format!("TracingPlugin: could not start the OTLP exporter thread: {e}"))?;
         Ok(OtlpSink {
             shared,
-            limit: config.attribute_value_length_limit,
             thread: Mutex::new(Some(thread)),
         })
     }
@@ -80,7 +77,7 @@ impl OtlpSink {
 
 impl SpanSink for OtlpSink {
     fn on_end(&self, span: SpanData) {
-        self.shared.push(PreparedSpan::new(span, self.limit));
+        self.shared.push(PreparedSpan::new(span));
     }
 
     fn force_flush(&self, timeout: Duration) -> bool {

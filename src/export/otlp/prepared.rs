@@ -51,9 +51,9 @@ pub struct PreparedSpan {
 }
 
 impl PreparedSpan {
-    /// Encodes `span`; string values longer than `limit` characters are cut
-    /// (OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT).
-    pub fn new(span: SpanData, limit: Option<usize>) -> Self {
+    /// Encodes `span` (its values already cut to the attribute value
+    /// length limit, by the span model).
+    pub fn new(span: SpanData) -> Self {
         let mut out = Vec::with_capacity(256 + 64 * span.attributes.len());
         bytes_field(&mut out, SPAN_TRACE_ID, &span.trace_id);
         bytes_field(&mut out, SPAN_SPAN_ID, &span.span_id);
@@ -84,7 +84,7 @@ impl PreparedSpan {
                 AttributeValue::Deferred(d) => {
                     deferred.push((out.len(), key.clone(), Arc::clone(d)));
                 }
-                other => key_value(&mut out, key, &Value::of(other, limit)),
+                other => key_value(&mut out, key, &Value::of(other)),
             }
         }
         // OTLP: a description only accompanies ERROR.
@@ -123,16 +123,11 @@ impl PreparedSpan {
     /// Renders the span's deferred attributes as KeyValue fields onto
     /// `rendered` (the exporter thread's part), pushing where each ends;
     /// returns the length of the whole Span message.
-    pub fn render(
-        &self,
-        limit: Option<usize>,
-        rendered: &mut Vec<u8>,
-        ends: &mut Vec<usize>,
-    ) -> usize {
+    pub fn render(&self, rendered: &mut Vec<u8>, ends: &mut Vec<usize>) -> usize {
         let from = rendered.len();
         for (_, key, value) in &self.deferred {
             let text = value.render();
-            key_value(rendered, key, &Value::Str(cut(&text, limit)));
+            key_value(rendered, key, &Value::Str(&text));
             ends.push(rendered.len());
         }
         self.fields.len() + rendered.len() - from
@@ -178,14 +173,14 @@ enum Value<'a> {
 }
 
 impl<'a> Value<'a> {
-    fn of(value: &'a AttributeValue, limit: Option<usize>) -> Value<'a> {
+    fn of(value: &'a AttributeValue) -> Value<'a> {
         match value {
-            AttributeValue::String(s) => Value::Str(cut(s, limit)),
+            AttributeValue::String(s) => Value::Str(s),
             AttributeValue::Int(i) => Value::Int(*i),
             AttributeValue::Double(d) => Value::Double(*d),
             AttributeValue::Bool(b) => Value::Bool(*b),
             AttributeValue::StringArray(items) => {
-                Value::Array(items.iter().map(|s| cut(s, limit)).collect())
+                Value::Array(items.iter().map(String::as_str).collect())
             }
             // Rendered on the exporter thread; never encoded from here.
             AttributeValue::Deferred(_) => Value::Str(""),
@@ -243,13 +238,4 @@ fn key_value(out: &mut Vec<u8>, key: &str, value: &Value<'_>) {
     bytes_field_if_any(out, KEY_VALUE_KEY, key.as_bytes());
     len_header(out, KEY_VALUE_VALUE, any);
     value.write_any(out);
-}
-
-/// The first `limit` characters of `s` (OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT
-/// counts characters, not bytes).
-pub fn cut(s: &str, limit: Option<usize>) -> &str {
-    match limit.and_then(|limit| s.char_indices().nth(limit)) {
-        Some((at, _)) => &s[..at],
-        None => s,
-    }
 }

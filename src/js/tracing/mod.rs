@@ -13,7 +13,10 @@ mod tasks;
 mod text;
 mod worker;
 
-use crate::export::config::{resolve, BatchOptions, ConfigError, ExportOptions, WeaveOptions};
+use crate::export::config::{
+    attribute_value_limit, resolve, BatchOptions, ConfigError, ExportOptions, WeaveOptions,
+    VALUE_LIMIT_VARS,
+};
 use crate::trace::ids::{from_hex, hex};
 use crate::trace::key_text;
 use crate::trace::model::{RemoteParent, Tracer};
@@ -137,10 +140,18 @@ pub fn env_rules_of(capture: Option<String>, vertex: Option<String>) -> u32 {
     )
 }
 
-fn value_limit() -> Option<usize> {
-    std::env::var("OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
+/// The attribute value length limit (export::config's rule) for the runs
+/// a batch starts: from `given`, a worker thread's own `process.env`
+/// values of `VALUE_LIMIT_VARS` in order, else from the process
+/// environment. `Err`: the warning for a value that is not a number.
+fn value_limit(given: Option<&[String]>) -> std::result::Result<Option<usize>, String> {
+    match given {
+        Some(values) => attribute_value_limit(&|name| {
+            let i = VALUE_LIMIT_VARS.iter().position(|v| *v == name)?;
+            values.get(i).cloned()
+        }),
+        None => attribute_value_limit(&|name| std::env::var(name).ok()),
+    }
 }
 
 /// The application's active span as lib/tracing.js read it from
@@ -235,6 +246,7 @@ impl NativeTracer {
             memory: s.memory,
             answers: answers.clone(),
             pending_warnings: Vec::new(),
+            limit_warned: false,
             trees: Vec::new(),
         };
         let handle = worker::call(move || state::register(Rc::new(RefCell::new(state))))?;

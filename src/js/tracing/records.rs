@@ -64,11 +64,11 @@ struct HandOver {
     /// mapped onto the clock from them.
     clock: u64,
     now: f64,
-    /// `OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT` for the runs the batch starts.
-    /// Read here, not on the tracing thread: Node's `process.env` writes
-    /// call `setenv` on this thread without any lock a reader elsewhere
-    /// could take.
-    value_limit: Option<usize>,
+    /// The attribute value length limit for the runs the batch starts, or
+    /// the warning for a bad one. Read here, not on the tracing thread:
+    /// Node's `process.env` writes call `setenv` on this thread without any
+    /// lock a reader elsewhere could take.
+    value_limit: std::result::Result<Option<usize>, String>,
 }
 
 /// Hands `count` numbers' worth of records (`nums`, `text`, `big`) to the
@@ -76,7 +76,8 @@ struct HandOver {
 /// Returns what the tracing thread has to tell (bits, state::Answers):
 /// 1 the sink has warnings for `take_warnings`, 2 conversation slots were
 /// refused (`take_refused_slots`), 4 a batch could not be applied
-/// (`take_problem`).
+/// (`take_problem`). `env_limits`: on a worker thread, its own
+/// `process.env` values of the limit's variables (mod.rs `value_limit`).
 #[napi]
 pub fn tracer_apply(
     handle: u32,
@@ -85,6 +86,7 @@ pub fn tracer_apply(
     text: JsString<'_>,
     big: Option<Vec<JsString<'_>>>,
     now: f64,
+    env_limits: Option<Vec<String>>,
 ) -> Result<u32> {
     let answers = state::answers(handle)?;
     let v = text.value();
@@ -102,7 +104,7 @@ pub fn tracer_apply(
         at: HandOver {
             clock: clock_nanos(),
             now,
-            value_limit: value_limit(),
+            value_limit: value_limit(env_limits.as_deref()),
         },
     };
     let bits = answers.bits();
@@ -121,6 +123,12 @@ fn apply(s: &mut TracerState, batch: &Batch) -> Result<()> {
     let mut f = Fields::new(&batch.nums, &batch.text, &batch.big);
     let mut refused = Vec::new();
     let mut outcome = Ok(());
+    if let Err(warning) = &batch.at.value_limit {
+        if !s.limit_warned {
+            s.limit_warned = true;
+            s.pending_warnings.push(warning.clone());
+        }
+    }
     while !f.done() {
         if let Err(e) = apply_one(s, &mut f, &batch.at, &mut refused) {
             // The rest of the batch cannot be read past a bad record.
@@ -168,7 +176,7 @@ fn apply_one(
         return Ok(());
     }
     if kind == START {
-        let run = start(s, f, at.value_limit)?;
+        let run = start(s, f, at.value_limit.as_ref().ok().copied().flatten())?;
         at_time(time, || s.tracer.start(run));
         return Ok(());
     }

@@ -54,6 +54,8 @@ pub struct TracerState {
     /// Sink warnings picked up after each batch, handed out by `take_warnings`
     /// (only when no `on_warning` hook delivers them as they come).
     pub pending_warnings: Vec<String>,
+    /// A bad attribute value length limit was warned about (once).
+    pub limit_warned: bool,
     /// Agent trees sent once by a REGISTER_TREE record (handle = index +
     /// 1), so a run's start does not convert the whole tree again. Bounded
     /// by records.rs's `MAX_TREES`; lib/tracing.js passes the flat tree

@@ -118,36 +118,6 @@ fn a_key_set_twice_keeps_its_last_value_in_first_position() {
     assert_eq!(attr(attrs, "a"), Some(&Value::IntValue(3)));
 }
 
-#[test]
-fn long_values_are_cut_at_the_length_limit_in_characters() {
-    let mut c = OtlpConfig::with_endpoint("http://x/");
-    c.attribute_value_length_limit = Some(3);
-    let mut s = span("x");
-    s.attributes = vec![
-        ("s".into(), AttributeValue::String("héllo".into())),
-        (
-            "d".into(),
-            AttributeValue::Deferred(Arc::new(Rendered("x"))),
-        ),
-        (
-            "arr".into(),
-            AttributeValue::StringArray(vec!["abcdef".into()]),
-        ),
-        ("short".into(), AttributeValue::String("ok".into())),
-    ];
-    let req = roundtrip(&c, &[s]);
-    let attrs = &req.resource_spans[0].scope_spans[0].spans[0].attributes;
-    assert_eq!(attr(attrs, "s"), Some(&Value::StringValue("hél".into())));
-    assert_eq!(attr(attrs, "d"), Some(&Value::StringValue("[{\"".into())));
-    assert_eq!(attr(attrs, "short"), Some(&Value::StringValue("ok".into())));
-    match attr(attrs, "arr") {
-        Some(Value::ArrayValue(a)) => {
-            assert_eq!(a.values[0].value, Some(Value::StringValue("abc".into())))
-        }
-        other => panic!("{other:?}"),
-    }
-}
-
 fn gunzip(zipped: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     flate2::read::GzDecoder::new(zipped)

@@ -5,23 +5,20 @@
 use super::*;
 use crate::export::config::{SDK_NAME, SDK_VERSION};
 use crate::export::otlp::encode::Encoder;
-use crate::export::otlp::prepared::cut;
 use crate::export::otlp::proto::{self, any_value::Value};
 
 fn reference(config: &OtlpConfig, spans: Vec<SpanData>) -> Vec<u8> {
-    let limit = config.attribute_value_length_limit;
-    let text = |s: &str| cut(s, limit).to_string();
     let value = |v: AttributeValue| match v {
-        AttributeValue::String(s) => Value::StringValue(text(&s)),
-        AttributeValue::Deferred(d) => Value::StringValue(text(&d.render())),
+        AttributeValue::String(s) => Value::StringValue(s),
+        AttributeValue::Deferred(d) => Value::StringValue(d.render()),
         AttributeValue::Int(i) => Value::IntValue(i),
         AttributeValue::Double(d) => Value::DoubleValue(d),
         AttributeValue::Bool(b) => Value::BoolValue(b),
         AttributeValue::StringArray(items) => Value::ArrayValue(proto::ArrayValue {
             values: items
-                .iter()
+                .into_iter()
                 .map(|s| proto::AnyValue {
-                    value: Some(Value::StringValue(text(s))),
+                    value: Some(Value::StringValue(s)),
                 })
                 .collect(),
         }),
@@ -129,24 +126,20 @@ fn prepared_spans_encode_as_the_generated_types_do() {
     let mut c = OtlpConfig::with_endpoint("http://x/v1/traces");
     c.resource_attributes
         .push(("deployment.environment".into(), "test".into()));
-    for limit in [None, Some(5), Some(0)] {
-        c.attribute_value_length_limit = limit;
-        let mut encoder = Encoder::new(&c);
-        let spans = varied();
-        assert_eq!(
-            encoder.raw(&encoder.prepare(spans.clone())),
-            reference(&c, spans.clone()),
-            "limit {limit:?}"
-        );
-        // The same encoder again (its buffers kept), a span without
-        // deferred attributes now between two with them.
-        let mixed: Vec<SpanData> = [2, 0, 3, 1].iter().map(|&i| spans[i].clone()).collect();
-        assert_eq!(
-            encoder.raw(&encoder.prepare(mixed.clone())),
-            reference(&c, mixed),
-            "limit {limit:?}, mixed"
-        );
-    }
+    let mut encoder = Encoder::new(&c);
+    let spans = varied();
+    assert_eq!(
+        encoder.raw(&encoder.prepare(spans.clone())),
+        reference(&c, spans.clone())
+    );
+    // The same encoder again (its buffers kept), a span without deferred
+    // attributes now between two with them.
+    let mixed: Vec<SpanData> = [2, 0, 3, 1].iter().map(|&i| spans[i].clone()).collect();
+    assert_eq!(
+        encoder.raw(&encoder.prepare(mixed.clone())),
+        reference(&c, mixed),
+        "mixed"
+    );
 }
 
 #[test]
