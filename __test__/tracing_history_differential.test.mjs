@@ -387,3 +387,25 @@ test('the remembered JSON is bounded in characters: least recently used conversa
   assert.deepEqual(forgotten, slots.slice(0, forgotten.length), 'the oldest went first')
   assert.ok(forgotten.length >= 1 && h.size === 4 - forgotten.length)
 })
+
+test('least recently used order holds when a conversation comes back twice in a row', () => {
+  const { Histories, MAX_CONVERSATIONS, MIN_ITEMS } = require('../lib/tracing/history.js')
+  const forgotten = []
+  const h = new Histories((slot) => forgotten.push(slot))
+  const items = (n) => Array.from({ length: MIN_ITEMS }, (_, i) => ({ role: 'user', parts: [{ text: `${n}:${i}` }] }))
+  const ask = (n, extra = 0) => h.delta({ invocationContext: { session: { id: `s${n}` } } }, `i${n}`, 'a', [...items(n), ...items(n).slice(0, extra)])
+  const slots = []
+  for (let n = 0; n < MAX_CONVERSATIONS; n++) slots.push(ask(n).slot)
+  // Conversation 0 comes back twice (the second time it is already the most
+  // recent), and keeps its items across both.
+  assert.equal(ask(0, 1).reuse, MIN_ITEMS)
+  const again = ask(0, 2)
+  assert.equal(again.reuse, MIN_ITEMS + 1)
+  assert.equal(again.json, JSON.stringify(items(0).slice(1, 2)))
+  assert.equal(ask(0, 2).json, '[]')
+  assert.deepEqual(forgotten, [])
+  ask(MAX_CONVERSATIONS)
+  assert.deepEqual(forgotten, [slots[1]], 'the least recently used went, not the one that came back')
+  assert.equal(h.size, MAX_CONVERSATIONS)
+  assert.equal(ask(0, 2).reuse, MIN_ITEMS + 2)
+})

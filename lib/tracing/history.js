@@ -118,6 +118,10 @@ class Histories {
   constructor(forget) {
     this._forget = forget
     this._byKey = new Map()
+    // The key set last (the most recently used): a request of the same
+    // conversation again leaves the map as it is. Deleting and adding the
+    // key back made V8 rebuild the small table every few calls.
+    this._lastKey = undefined
     this._chars = 0
     this._nextSlot = 1
     this.minChars = MIN_CHARS
@@ -166,7 +170,8 @@ class Histories {
       }
       return this._keep(key, conv, 0, json, contents.length)
     }
-    this._byKey.delete(key) // re-inserted below: most recently used last
+    // Re-inserted below, most recently used last (unless it already is).
+    if (key !== this._lastKey) this._byKey.delete(key)
     this._chars -= conv.totalChars
     let json
     try {
@@ -178,7 +183,7 @@ class Histories {
         this.unsupported++
         return undefined
       }
-      json = JSON.stringify(reuse === 0 ? contents : contents.slice(reuse))
+      json = reuse === contents.length ? '[]' : JSON.stringify(reuse === 0 ? contents : contents.slice(reuse))
     } catch {
       this._untrack(key, conv)
       return undefined
@@ -197,10 +202,12 @@ class Histories {
     const total = conv.totalChars
     if (total >= MAX_CONVERSATION_CHARS) {
       // Used this once and forgotten on both sides.
+      this._byKey.delete(key)
       return { slot: conv.slot, reuse, json, keep: false, key }
     }
     conv.sent = true
     this._byKey.set(key, conv)
+    this._lastKey = key
     this._chars += total
     this._evict()
     return { slot: conv.slot, reuse, json, keep: true, key }
@@ -246,8 +253,9 @@ class Histories {
     if (conv.sent) this._forget(conv.slot)
   }
 
-  /** Stops tracking `key` after a failed check (it is already out of the map). */
+  /** Stops tracking `key` after a failed check. */
   _untrack(key, conv) {
+    this._byKey.delete(key)
     this._drop(conv)
   }
 
