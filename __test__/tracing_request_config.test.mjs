@@ -5,6 +5,8 @@ import test from 'node:test'
 import assert from 'node:assert/strict'
 import { runOnce } from './helpers/scripted_llm.mjs'
 import { agent, traced } from './helpers/tracing_helpers.mjs'
+import { InMemoryRunner } from '@google/adk'
+import { TracingPlugin } from '../index.js'
 
 async function chatAttributes(generateContentConfig) {
   const { tracing, runner } = traced(agent('cfg', ['ok'], { generateContentConfig }))
@@ -52,4 +54,35 @@ test('numbers mixed with other values: the general path keeps every field once',
     'gen_ai.request.stop_sequences': ['END', 'STOP'],
     'gen_ai.request.choice.count': 1,
   })
+})
+
+test('configs that change, repeat, go and come back between calls: each chat span shows its own request', async () => {
+  const configs = [
+    { temperature: 0.5, maxOutputTokens: 7 },
+    { temperature: 0.5, maxOutputTokens: 7 },
+    { temperature: 0.5, maxOutputTokens: 8 },
+    {},
+    { temperature: 0.5, maxOutputTokens: 8 },
+    { temperature: 0.5, maxOutputTokens: 8, stopSequences: ['X'] },
+    { temperature: 0.5, maxOutputTokens: 8 },
+    { temperature: Number.NaN },
+    { temperature: Number.NaN },
+  ]
+  const want = (c) =>
+    Object.fromEntries(
+      [
+        ['gen_ai.request.temperature', c.temperature],
+        ['gen_ai.request.max_tokens', c.maxOutputTokens],
+        ['gen_ai.request.stop_sequences', c.stopSequences],
+      ].filter(([, v]) => v !== undefined && !Number.isNaN(v)),
+    )
+  // One plugin for all: what one call's config left behind must not show on the next.
+  const tracing = new TracingPlugin({ exporter: 'memory' })
+  for (const generateContentConfig of configs) {
+    const runner = new InMemoryRunner({ agent: agent('cfg', ['ok'], { generateContentConfig }), appName: 'app', plugins: [tracing] })
+    await runOnce(runner, 'hi')
+  }
+  const chats = tracing.getFinishedSpans().filter((s) => s.attributes['gen_ai.operation.name'] === 'chat')
+  assert.equal(chats.length, configs.length)
+  chats.forEach((chat, i) => assert.deepEqual(requestOnly(chat.attributes), want(configs[i]), `call ${i}`))
 })

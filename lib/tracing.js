@@ -268,18 +268,45 @@ const CONFIG_PREFIXES = CONFIG_KEYS.map((k) => `${JSON.stringify(k)}:`)
 /** The JSON of the CONFIG_KEYS `config` sets. Usually all numbers: their
  * JSON is then built directly (the same text JSON.stringify of the picked
  * object gives: String(n) for finite numbers, else null) without an
- * intermediate object; anything else takes the general path. Each key is
- * read once (a getter runs once, as before). */
+ * intermediate object, and the same numbers as the last call's give back
+ * its text (an agent sends the same config on every call); anything else
+ * takes the general path. Each key is read once (a getter runs once, as
+ * before). */
 function configJson(config) {
   if (config === null || typeof config !== 'object') return undefined
-  let out
+  const values = configValues
+  const last = lastConfig.values
+  let same = true
   for (let i = 0; i < CONFIG_KEYS.length; i++) {
-    const v = config[CONFIG_KEYS[i]]
-    if (v === undefined || v === null) continue
-    if (typeof v !== 'number') return pickedConfigJson(config, out, i, v)
+    let v = config[CONFIG_KEYS[i]]
+    if (v === null) v = undefined
+    if (v !== undefined && typeof v !== 'number') return pickedConfigJson(config, numbersJson(values, i), i, v)
+    values[i] = v
+    if (v !== last[i]) same = false
+  }
+  if (same) return lastConfig.json
+  const body = numbersJson(values, values.length)
+  const json = body === undefined ? undefined : `${body}}`
+  for (let i = 0; i < values.length; i++) last[i] = values[i]
+  lastConfig.json = json
+  return json
+}
+
+// configJson's numbers of this call, and the last all-number call's with
+// its text (NaN never compares equal: such a config is built again).
+const configValues = new Array(CONFIG_KEYS.length).fill(undefined)
+const lastConfig = { values: new Array(CONFIG_KEYS.length).fill(undefined), json: undefined }
+
+/** The JSON object of `values[0..end]` (numbers, or undefined for none)
+ * without its closing brace, or undefined when there are none. */
+function numbersJson(values, end) {
+  let out
+  for (let i = 0; i < end; i++) {
+    const v = values[i]
+    if (v === undefined) continue
     out = (out === undefined ? '{' : `${out},`) + CONFIG_PREFIXES[i] + (Number.isFinite(v) ? String(v) : 'null')
   }
-  return out === undefined ? undefined : `${out}}`
+  return out
 }
 
 /** configJson's general path from key `at` (value `value`) on: the
