@@ -653,7 +653,7 @@ impl Tracer {
                     t.span.error(&code, &msg);
                     now
                 };
-                ended.push(t.span.finish(trace_id, end, inv.limit));
+                ended.push(t.span.finish(trace_id, end, limit));
             }
             inv.root_error = Some((code, msg));
         }
@@ -695,7 +695,7 @@ impl Tracer {
                     span.set("gen_ai.output.type", AttributeValue::String("text".into()));
                 }
             }
-            ended.push(span.finish(inv.trace_id, now_nanos(), inv.limit));
+            ended.push(span.finish(inv.trace_id, now_nanos(), limit));
         }
         for fr in ev.function_responses {
             let Some(i) = inv.find_tool_for_response(&fr.id, &fr.name) else {
@@ -703,7 +703,7 @@ impl Tracer {
             };
             let mut t = inv.tools.remove(i);
             apply_tool_outcome(&mut t, fr.response_json, inv.capture);
-            ended.push(t.span.finish(inv.trace_id, t.last_callback, inv.limit));
+            ended.push(t.span.finish(inv.trace_id, t.last_callback, limit));
         }
         if content.is_some() {
             inv.last_output = content;
