@@ -8,7 +8,7 @@ import { delimiter, dirname, join, relative } from 'node:path'
 import { ensureNode, ROOT } from './node-dist.mjs'
 import { testCounts } from './test-counts.mjs'
 
-const DEFAULT_MAJORS = ['20', '22', '24']
+const DEFAULT_MAJORS = ['20', '22', '24', '26']
 
 function runNpmTest(node, logFile) {
   return new Promise((resolve) => {
