@@ -22,9 +22,11 @@ function has(cmd) {
 }
 
 function ensureQemu() {
-  if (has('qemu-aarch64') && existsSync(join(SYSROOT, 'lib', 'ld-linux-aarch64.so.1'))) return
-  // Debian packages: the emulator, and arm64 glibc/libstdc++ for Node to link against.
-  const pkgs = ['qemu-user', 'libc6-arm64-cross', 'libstdc++6-arm64-cross', 'libgcc-s1-arm64-cross']
+  const libs = ['ld-linux-aarch64.so.1', 'libatomic.so.1']
+  if (has('qemu-aarch64') && libs.every((lib) => existsSync(join(SYSROOT, 'lib', lib)))) return
+  // Debian packages: the emulator, and arm64 glibc/libstdc++ for Node to link against
+  // (Node 26 also needs libatomic).
+  const pkgs = ['qemu-user', 'libc6-arm64-cross', 'libstdc++6-arm64-cross', 'libgcc-s1-arm64-cross', 'libatomic1-arm64-cross']
   console.log(`installing ${pkgs.join(' ')}`)
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
   for (const args of [['update', '-qq'], ['install', '-y', '-qq', ...pkgs]]) {
