@@ -69,7 +69,8 @@ pub struct OtlpConfig {
     pub export_timeout_millis: u64,
     /// Bound of one HTTP attempt (the batch's budget bounds it too).
     pub request_timeout_millis: u64,
-    /// gzip the request body (OTEL_EXPORTER_OTLP_COMPRESSION=none turns it off).
+    /// gzip the request body: OTEL_EXPORTER_OTLP_COMPRESSION, else for a
+    /// collector on another machine only (`compresses_by_default`).
     pub gzip: bool,
     /// First retry delay; later ones grow x2 up to `retry_max_backoff_millis`.
     pub retry_initial_backoff_millis: u64,
@@ -94,7 +95,7 @@ impl OtlpConfig {
             scheduled_delay_millis: DEFAULT_SCHEDULED_DELAY_MILLIS,
             export_timeout_millis: DEFAULT_EXPORT_TIMEOUT_MILLIS,
             request_timeout_millis: DEFAULT_REQUEST_TIMEOUT_MILLIS,
-            gzip: true,
+            gzip: compresses_by_default(endpoint),
             retry_initial_backoff_millis: 1000,
             retry_max_backoff_millis: 5000,
             ..Default::default()
@@ -328,7 +329,7 @@ console or none); no spans are exported."
         }
     }
     let resource_attributes = resolve_resource(options, env, &mut warnings)?;
-    let (request_timeout_millis, gzip) = resolve_transport(env, &mut warnings);
+    let (request_timeout_millis, gzip) = resolve_transport(env, &endpoint, &mut warnings);
     Ok(ExporterChoice::Otlp(Box::new(OtlpConfig {
         endpoint,
         headers,
@@ -733,8 +734,9 @@ batch.maxQueueSize ({max_queue_size})."
     })
 }
 
-/// Per-attempt timeout and compression from the environment.
-fn resolve_transport(env: Env<'_>, warnings: &mut Vec<String>) -> (u64, bool) {
+/// Per-attempt timeout and compression from the environment (compression
+/// unset: `compresses_by_default(endpoint)`).
+fn resolve_transport(env: Env<'_>, endpoint: &str, warnings: &mut Vec<String>) -> (u64, bool) {
     let mut timeout = DEFAULT_REQUEST_TIMEOUT_MILLIS;
     for name in [
         "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT",
@@ -751,7 +753,8 @@ using {DEFAULT_REQUEST_TIMEOUT_MILLIS}."
             break;
         }
     }
-    let mut gzip = true;
+    let default_gzip = compresses_by_default(endpoint);
+    let mut gzip = default_gzip;
     for name in [
         "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION",
         "OTEL_EXPORTER_OTLP_COMPRESSION",
@@ -761,13 +764,41 @@ using {DEFAULT_REQUEST_TIMEOUT_MILLIS}."
                 "gzip" => gzip = true,
                 "none" => gzip = false,
                 _ => warnings.push(format!(
-                    "{PREFIX} {name}='{raw}' is not supported (gzip or none); using gzip."
+                    "{PREFIX} {name}='{raw}' is not supported (gzip or none); using {}.",
+                    if default_gzip {
+                        "gzip"
+                    } else {
+                        "none (the collector is on this machine)"
+                    }
                 )),
             }
             break;
         }
     }
     (timeout, gzip)
+}
+
+/// Whether bodies are gzipped when the environment does not say: yes,
+/// unless the collector is on this machine (`localhost`, 127.0.0.0/8,
+/// `::1`). Over loopback gzip saves no bandwidth and only costs CPU, which
+/// on a busy machine the application's own threads compete for: in
+/// S1-shaped runs on two cores, 4 µs of a 70 µs lifecycle (8 alternating
+/// pairs). The OpenTelemetry SDKs never compress unless told.
+pub fn compresses_by_default(endpoint: &str) -> bool {
+    let Ok(uri) = endpoint.parse::<ureq::http::Uri>() else {
+        return true;
+    };
+    let Some(host) = uri.host() else {
+        return true;
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let name = host.trim_end_matches('.').to_ascii_lowercase();
+    let loopback = name == "localhost"
+        || name.ends_with(".localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    !loopback
 }
 
 #[cfg(test)]

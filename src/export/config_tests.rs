@@ -665,6 +665,48 @@ fn invalid_batch_options_are_type_errors() {
 }
 
 #[test]
+fn gzip_by_default_unless_the_collector_is_on_this_machine() {
+    for (url, gzip) in [
+        ("https://trace.wandb.ai/agents/otel/v1/traces", true),
+        ("http://collector:4318/v1/traces", true),
+        ("http://10.0.0.7:4318/v1/traces", true),
+        ("http://[2001:db8::1]:4318/v1/traces", true),
+        ("http://localhost.example.com:4318/v1/traces", true),
+        ("http://localhost:6006/v1/traces", false),
+        ("http://LOCALHOST./v1/traces", false),
+        ("http://api.localhost:4318/v1/traces", false),
+        ("http://127.0.0.1:4318/v1/traces", false),
+        ("http://127.1.2.3:4318/v1/traces", false),
+        ("http://[::1]:4318/v1/traces", false),
+        ("http://user:pw@127.0.0.1:4318/v1/traces?x=1", false),
+    ] {
+        assert_eq!(compresses_by_default(url), gzip, "{url}");
+        let options = ExportOptions {
+            endpoint: Some(url.into()),
+            ..Default::default()
+        };
+        assert_eq!(otlp(resolve(&options, &no_env)).gzip, gzip, "{url}");
+        // The environment says otherwise: it wins, either way.
+        for (value, want) in [("gzip", true), ("GZIP", true), ("none", false)] {
+            let env = env_of(&[("OTEL_EXPORTER_OTLP_COMPRESSION", value)]);
+            assert_eq!(otlp(resolve(&options, &env)).gzip, want, "{url} {value}");
+        }
+        let env = env_of(&[("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "zstd")]);
+        let c = otlp(resolve(&options, &env));
+        assert_eq!(
+            c.gzip, gzip,
+            "{url}: an unsupported value keeps the default"
+        );
+        assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
+        assert!(
+            c.warnings[0].contains("'zstd' is not supported"),
+            "{:?}",
+            c.warnings
+        );
+    }
+}
+
+#[test]
 fn transport_settings_from_env() {
     let env = env_of(&[
         ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"),
