@@ -5,7 +5,7 @@
 //! (exported, answered, or given up on); a flush waits for it to pass the
 //! count of spans accepted when the flush began.
 
-use super::encode::{partial_success, Encoder};
+use super::encode::{partial_success, Body, Encoder};
 use super::http::{Outcome, Transport};
 use super::prepared::PreparedSpan;
 use super::warn::Warnings;
@@ -302,6 +302,13 @@ spans are dropped. Raise batch.maxQueueSize or check that the collector at {} ke
         let body = self.encoder.body(&batch);
         // The spans' buffers go back to the allocator now, not after the retries.
         drop(batch);
+        self.deliver(&body, n, give_up_at);
+        self.encoder.recycle(body);
+    }
+
+    /// Sends `body` (`n` spans) until it is delivered, rejected, or
+    /// `give_up_at`, counting the spans it could not deliver as dropped.
+    fn deliver(&mut self, body: &Body, n: u64, give_up_at: Instant) {
         let mut attempt: u32 = 0;
         loop {
             let now = Instant::now();
@@ -312,7 +319,7 @@ spans are dropped. Raise batch.maxQueueSize or check that the collector at {} ke
                     retry_after: None,
                 }
             } else {
-                self.transport.send(&body, left.min(self.request_timeout))
+                self.transport.send(body, left.min(self.request_timeout))
             };
             match outcome {
                 Outcome::Delivered { body } => {

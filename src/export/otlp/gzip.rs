@@ -20,20 +20,24 @@ impl Gzip {
         }
     }
 
-    /// `raw` gzipped; `None` if deflate failed (the caller sends it plain).
-    pub fn zip(&mut self, raw: &[u8]) -> Option<Vec<u8>> {
+    /// `raw` gzipped into `out` (cleared first, its allocation reused);
+    /// false if deflate failed (the caller sends `raw` plain).
+    pub fn zip(&mut self, raw: &[u8], out: &mut Vec<u8>) -> bool {
         self.deflate.reset();
-        let mut out = Vec::with_capacity(raw.len() / 3 + 64);
+        out.clear();
+        out.reserve(raw.len() / 3 + 64);
         out.extend_from_slice(&HEADER);
         loop {
             let read = self.deflate.total_in() as usize;
             if out.capacity() - out.len() < 1024 {
                 out.reserve(out.capacity().max(4096));
             }
-            let status = self
-                .deflate
-                .compress_vec(&raw[read.min(raw.len())..], &mut out, FlushCompress::Finish)
-                .ok()?;
+            let Ok(status) =
+                self.deflate
+                    .compress_vec(&raw[read.min(raw.len())..], out, FlushCompress::Finish)
+            else {
+                return false;
+            };
             if status == Status::StreamEnd {
                 break;
             }
@@ -43,6 +47,6 @@ impl Gzip {
         out.extend_from_slice(&crc.sum().to_le_bytes());
         // ISIZE: the input length modulo 2^32.
         out.extend_from_slice(&(raw.len() as u32).to_le_bytes());
-        Some(out)
+        true
     }
 }

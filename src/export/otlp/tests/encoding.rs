@@ -184,3 +184,28 @@ fn partial_success_is_read_from_the_answer() {
     assert_eq!(partial_success(&[]), None);
     assert_eq!(partial_success(b"not protobuf \xff\xff"), None);
 }
+
+#[test]
+fn recycled_body_buffers_carry_nothing_into_the_next_body() {
+    for gzip in [false, true] {
+        let mut c = OtlpConfig::with_endpoint("http://x/");
+        c.gzip = gzip;
+        let mut encoder = Encoder::new(&c);
+        let mut last_buffer = None;
+        for n in [200, 3, 0, 50, 1] {
+            let spans: Vec<SpanData> = (0..n).map(|i| span(&format!("span {i} of {n}"))).collect();
+            let prepared = encoder.prepare(spans.clone());
+            let body = encoder.body(&prepared);
+            assert_eq!(body.gzipped, gzip);
+            let want = encoder.raw(&encoder.prepare(spans));
+            let got = if gzip { gunzip(&body.bytes) } else { body.bytes.clone() };
+            assert_eq!(got, want, "gzip {gzip}, {n} spans");
+            if let Some(ptr) = last_buffer {
+                // Smaller than the first body: built in the same allocation.
+                assert_eq!(body.bytes.as_ptr(), ptr, "gzip {gzip}, {n} spans");
+            }
+            last_buffer.get_or_insert(body.bytes.as_ptr());
+            encoder.recycle(body);
+        }
+    }
+}
