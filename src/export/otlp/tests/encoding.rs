@@ -198,7 +198,11 @@ fn recycled_body_buffers_carry_nothing_into_the_next_body() {
             let body = encoder.body(&prepared);
             assert_eq!(body.gzipped, gzip);
             let want = encoder.raw(&encoder.prepare(spans));
-            let got = if gzip { gunzip(&body.bytes) } else { body.bytes.clone() };
+            let got = if gzip {
+                gunzip(&body.bytes)
+            } else {
+                body.bytes.clone()
+            };
             assert_eq!(got, want, "gzip {gzip}, {n} spans");
             if let Some(ptr) = last_buffer {
                 // Smaller than the first body: built in the same allocation.
