@@ -784,7 +784,7 @@ using {DEFAULT_REQUEST_TIMEOUT_MILLIS}."
 /// on a busy machine the application's own threads compete for: in
 /// S1-shaped runs on two cores, 4 µs of a 70 µs lifecycle (8 alternating
 /// pairs). The OpenTelemetry SDKs never compress unless told.
-pub fn compresses_by_default(endpoint: &str) -> bool {
+fn compresses_by_default(endpoint: &str) -> bool {
     let Ok(uri) = endpoint.parse::<ureq::http::Uri>() else {
         return true;
     };
