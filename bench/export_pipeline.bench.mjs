@@ -7,7 +7,10 @@
 // root, agent, chat, execute_tool, chat) run
 //   untraced     no tracing plugin
 //   otel-js      bench/baselines/otel_js_pipeline.mjs (the Weave-style OTel JS SDK plugin + OTLP proto exporter)
-//   native       our TracingPlugin({ exporter: 'otlp', endpoint })
+//   native       our TracingPlugin({ exporter: 'otlp', endpoint }): plain bodies,
+//                as its default is to a collector on this machine
+//   native-gzip  the same with OTEL_EXPORTER_OTLP_COMPRESSION=gzip (its default
+//                to a remote collector), to show what gzip costs over loopback
 // exporting over loopback to an OTLP receiver in ANOTHER process (so decoding
 // costs this process nothing). The variants alternate in rounds; each traced
 // segment ends with forceFlush() (timed) and is checked against the receiver:
@@ -117,8 +120,9 @@ async function segment(v, count, rx, { measure }) {
   return s
 }
 
-/** Our plugin with OTLP export, or null with the reason it is not usable yet. */
-async function nativeVariant(rx) {
+/** Our plugin with OTLP export, or null with the reason it is not usable yet.
+ * `compression`: OTEL_EXPORTER_OTLP_COMPRESSION while it is made (read then). */
+async function nativeVariant(rx, name = 'native', compression = undefined) {
   let TracingPlugin
   try {
     ;({ TracingPlugin } = require('../index.js'))
@@ -126,7 +130,9 @@ async function nativeVariant(rx) {
     return { skip: `cannot load the package (${err.message.split('\n')[0]}); run npm run build` }
   }
   let plugin
+  const before = process.env.OTEL_EXPORTER_OTLP_COMPRESSION
   try {
+    if (compression !== undefined) process.env.OTEL_EXPORTER_OTLP_COMPRESSION = compression
     plugin = new TracingPlugin({
       exporter: 'otlp',
       endpoint: rx.endpoint,
@@ -135,11 +141,14 @@ async function nativeVariant(rx) {
     })
   } catch (err) {
     return { skip: `TracingPlugin rejected the otlp options (${err.message})` }
+  } finally {
+    if (before === undefined) delete process.env.OTEL_EXPORTER_OTLP_COMPRESSION
+    else process.env.OTEL_EXPORTER_OTLP_COMPRESSION = before
   }
   if (typeof plugin.forceFlush !== 'function') {
     return { skip: 'TracingPlugin has no forceFlush(): OTLP export is not in this build yet' }
   }
-  const v = makeVariant('native', plugin)
+  const v = makeVariant(name, plugin)
   try {
     const s = await segment(v, 1, rx, { measure: false })
     if (s.spansAccepted < SPANS_PER_INVOCATION) {
@@ -161,6 +170,9 @@ async function main() {
   const native = await nativeVariant(rx)
   if (native.variant) variants.push(native.variant)
   else console.log(`native TracingPlugin SKIPPED: ${native.skip}`)
+  // Only with an inherited compression setting both would be the same.
+  const gzipped = native.variant && process.env.OTEL_EXPORTER_OTLP_COMPRESSION === undefined ? await nativeVariant(rx, 'native-gzip', 'gzip') : undefined
+  if (gzipped?.variant) variants.push(gzipped.variant)
 
   console.log(`export pipeline: ${N} invocations x ${variants.length} variants, ${ROUNDS} rounds, warm-up ${WARMUP}, maxQueueSize ${QUEUE}, ` +
     `receiver pid ${rx.pid} at ${rx.endpoint}, node ${process.version}${globalThis.gc ? '' : ' (no --expose-gc)'}`)
@@ -192,7 +204,7 @@ async function main() {
       'added cpu µs': v === base ? '-' : fmt(cpu - baseCpu),
       'median added wall µs': v === base ? '-' : fmt(medianAdded(v, base, 'wallUs')),
       'median added cpu µs': v === base ? '-' : fmt(medianAdded(v, base, 'cpuUs')),
-      'of which exporter thread µs': v.name === 'native' ? fmt(v.exporterUs / v.runs) : '-',
+      'of which exporter thread µs': v.name.startsWith('native') ? fmt(v.exporterUs / v.runs) : '-',
       'spans expected': v.expected,
       'spans received': v.received,
       dropped: v.expected - v.received,
@@ -227,6 +239,14 @@ async function main() {
     summary.medianRatioCpu = medianAdded(nat, base, 'cpuUs') / medianAdded(js, base, 'cpuUs')
     console.log(`native / otel-js added per invocation: wall ${fmt(summary.ratioWall, 3)}x, cpu ${fmt(summary.ratioCpu, 3)}x (totals); ` +
       `medians over rounds: wall ${fmt(summary.medianRatioWall, 3)}x, wall+flush ${fmt(summary.medianRatioWallFlush, 3)}x, cpu ${fmt(summary.medianRatioCpu, 3)}x`)
+    const gz = variants.find((v) => v.name === 'native-gzip')
+    if (gz) {
+      summary.gzipMedianAddedCpuUs = medianAdded(gz, base, 'cpuUs')
+      summary.gzipExporterThreadCpuUs = gz.exporterUs / gz.runs
+      summary.gzipMedianRatioCpu = medianAdded(gz, base, 'cpuUs') / medianAdded(js, base, 'cpuUs')
+      console.log(`native-gzip / otel-js, medians over rounds: cpu ${fmt(summary.gzipMedianRatioCpu, 3)}x; ` +
+        `exporter thread ${fmt(summary.gzipExporterThreadCpuUs)} µs/inv gzipped vs ${fmt(summary.nativeExporterThreadCpuUs)} plain`)
+    }
   } else {
     console.log(`native / otel-js: n/a (native skipped: ${native.skip})`)
   }
