@@ -170,7 +170,8 @@ async function main() {
   const native = await nativeVariant(rx)
   if (native.variant) variants.push(native.variant)
   else console.log(`native TracingPlugin SKIPPED: ${native.skip}`)
-  // Only with an inherited compression setting both would be the same.
+  // Beside it, the same plugin told to gzip: only while the environment
+  // leaves compression to the default ('native' shows any setting it asks for).
   const gzipped = native.variant && process.env.OTEL_EXPORTER_OTLP_COMPRESSION === undefined ? await nativeVariant(rx, 'native-gzip', 'gzip') : undefined
   if (gzipped?.variant) variants.push(gzipped.variant)
 

@@ -85,7 +85,9 @@ impl Encoder {
     }
 
     /// The ExportTraceServiceRequest for `spans`: one ResourceSpans with one
-    /// ScopeSpans holding them (their deferred attributes rendered now).
+    /// ScopeSpans holding them (their deferred attributes rendered now), in
+    /// a buffer of its own (tests and figures; `body` builds in a kept one).
+    #[cfg(test)]
     pub fn raw(&mut self, spans: &[PreparedSpan]) -> Vec<u8> {
         let mut out = Vec::new();
         self.write_request(spans, &mut out);
