@@ -147,10 +147,10 @@ impl Encoder {
         self.write_request(spans, &mut raw);
         // Deflate into a Vec fails only on a broken state: that body goes
         // plain, and says so.
-        let zipped = match self.gzip.as_mut() {
-            Some(gzip) => gzip.zip(&raw, &mut bytes),
-            None => false,
-        };
+        let zipped = self
+            .gzip
+            .as_mut()
+            .is_some_and(|gzip| gzip.zip(&raw, &mut bytes));
         if !zipped {
             bytes.clear();
             bytes.extend_from_slice(&raw);
