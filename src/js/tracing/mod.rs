@@ -9,6 +9,7 @@ mod records;
 mod registry;
 mod sinks;
 mod state;
+mod system_json;
 mod tasks;
 mod text;
 mod worker;
@@ -248,6 +249,7 @@ impl NativeTracer {
             pending_warnings: Vec::new(),
             limit_warned: false,
             trees: Vec::new(),
+            system_json: Default::default(),
         };
         let handle = worker::call(move || state::register(Rc::new(RefCell::new(state))))?;
         state::remember_answers(handle, answers.clone());

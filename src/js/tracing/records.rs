@@ -204,7 +204,7 @@ fn apply_one(
             let keep = f.opt_flag()?;
             // A string instruction comes as is; its JSON is written here.
             let system_json = match f.same_text(SAME_SYSTEM_TEXT)? {
-                Some(text) => serde_json::to_string(&text).ok(),
+                Some(text) => Some(s.system_json.of(text)),
                 None => system_json,
             };
             let slot = slot as u32;
