@@ -6,6 +6,7 @@
 //! count of spans accepted when the flush began.
 
 use super::encode::{partial_success, Body, Encoder};
+use super::give_back::GiveBack;
 use super::http::{Outcome, Transport};
 use super::prepared::PreparedSpan;
 use super::warn::Warnings;
@@ -28,6 +29,8 @@ pub struct Shared {
     pub warnings: Warnings,
     max_queue_size: usize,
     max_batch: usize,
+    /// The last exported batch, for the span model's thread to free.
+    pub(super) given_back: GiveBack,
 }
 
 #[derive(Default)]
@@ -70,6 +73,7 @@ impl Shared {
             max_batch: config
                 .max_export_batch_size
                 .clamp(1, config.max_queue_size.max(1)),
+            given_back: GiveBack::default(),
         }
     }
 
@@ -101,6 +105,8 @@ impl Shared {
         if wake {
             self.work.notify_one();
         }
+        // Exported spans this thread made are freed here (give_back.rs).
+        drop(self.given_back.take());
     }
 
     /// Waits until every span accepted so far is finished, or `deadline`.
@@ -270,6 +276,15 @@ spans are dropped. Raise batch.maxQueueSize or check that the collector at {} ke
             } else if st.shutdown {
                 return None;
             }
+            if st.queue.is_empty() {
+                // Going idle: nothing stays held for the span model's thread.
+                if let Some(back) = shared.given_back.take() {
+                    drop(st);
+                    drop(back);
+                    st = shared.lock();
+                    continue;
+                }
+            }
             st = match due.filter(|_| !st.queue.is_empty()) {
                 Some(d) => {
                     shared
@@ -300,8 +315,9 @@ spans are dropped. Raise batch.maxQueueSize or check that the collector at {} ke
         let n = batch.len() as u64;
         let give_up_at = Instant::now() + self.export_timeout;
         let body = self.encoder.body(&batch);
-        // The spans' buffers go back to the allocator now, not after the retries.
-        drop(batch);
+        // The spans go back to the thread that made them, now, not after the
+        // retries; one it did not take in time is freed here.
+        drop(self.shared.given_back.put(batch));
         self.deliver(&body, n, give_up_at);
         self.encoder.recycle(body);
     }

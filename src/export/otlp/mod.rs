@@ -14,6 +14,7 @@
 
 mod batch;
 pub mod encode;
+mod give_back;
 mod gzip;
 pub mod http;
 pub mod prepared;

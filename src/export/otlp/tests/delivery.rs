@@ -425,6 +425,22 @@ fn an_idle_exporter_thread_sleeps() {
 }
 
 #[test]
+fn an_idle_exporter_holds_no_exported_spans() {
+    let collector = Collector::start(vec![]);
+    let sink = start(config(&collector.url("/v1/traces")));
+    sink.on_end(span("a"));
+    assert!(sink.force_flush(WAIT));
+    // The batch went back for the span model's thread to free; no span
+    // ended since, so the exporter frees it itself before it sleeps.
+    let deadline = Instant::now() + WAIT;
+    while sink.shared.given_back.holds() {
+        assert!(Instant::now() < deadline, "still held");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(collector.received().len(), 1);
+}
+
+#[test]
 fn https_uses_rustls_and_a_failed_handshake_is_survived() {
     // A "server" that answers a TLS ClientHello with plain text.
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
