@@ -227,6 +227,9 @@ impl Worker {
             drop(st);
             self.shared.progress.notify_all();
         }
+        // Exiting: nothing stays held for the span model's thread, which may
+        // end no span again (a plugin kept after shutdown).
+        drop(self.shared.given_back.take());
         let mut st = self.shared.lock();
         if st.abandon {
             let left = st.queue.len() as u64;

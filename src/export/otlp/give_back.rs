@@ -8,7 +8,7 @@
 //! once it is encoded, and the span model's thread frees it when it next
 //! ends a span. At most one batch is held: one not taken by the time the
 //! next is handed back is freed by the exporter as before, and so is one
-//! still held when the exporter goes idle.
+//! still held when the exporter goes idle or exits.
 
 use super::prepared::PreparedSpan;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -441,6 +441,20 @@ fn an_idle_exporter_holds_no_exported_spans() {
 }
 
 #[test]
+fn a_shut_down_exporter_holds_no_exported_spans() {
+    let collector = Collector::start(vec![]);
+    let sink = start(config(&collector.url("/v1/traces")));
+    for name in ["a", "b", "c"] {
+        sink.on_end(span(name));
+    }
+    sink.shutdown(WAIT);
+    // The exporter has exited (shutdown joined it): what it handed back
+    // last is freed, though no span will end to take it.
+    assert!(!sink.shared.given_back.holds());
+    assert_eq!(collector.received().len(), 1);
+}
+
+#[test]
 fn https_uses_rustls_and_a_failed_handshake_is_survived() {
     // A "server" that answers a TLS ClientHello with plain text.
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
