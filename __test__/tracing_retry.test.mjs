@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { FunctionTool } from '@google/adk'
 import { ReflectAndRetryToolPlugin } from '../index.js'
 import { call, runOnce } from './helpers/scripted_llm.mjs'
-import { agent, traced, byName } from './helpers/tracing_helpers.mjs'
+import { addTool, agent, traced, byName } from './helpers/tracing_helpers.mjs'
 
 class ValueError extends Error {
   constructor(m) {
@@ -80,20 +80,58 @@ test('retry attributes do not depend on content capture', async () => {
 
 // Past the limit with throwExceptionIfRetryExceeded (the default), ADK emits
 // no function response: the plugin's rethrow becomes an error event of the
-// agent, which ends the span as ERROR (not interrupted) in either order.
+// agent, which ends the span as ERROR (not interrupted) with the error the
+// plugin threw, whichever order the plugins run in. Registered before this
+// plugin, the retry plugin stops ADK's chain first: this one never sees the
+// tool's error (thrown) or had already completed the call (found in the
+// result, shown in neither order).
+const PAST_THE_LIMIT = {
+  thrown: [2, 'Error', "Error in tool 'flaky': nope"],
+  result: [2, 'Error', 'A tool result reported an error and the retry limit was exceeded.'],
+}
 for (const order of ['before', 'after']) {
-  test(`retry plugin ${order} tracing, rethrowing past the limit: the span ends with the error`, async () => {
-    const root = agent('a', [call('flaky', {}), call('flaky', {}), 'gave up'], { tools: [flaky('thrown')] })
-    const retry = new ReflectAndRetryToolPlugin({ maxRetries: 1 })
-    const { tracing, runner } = traced(root, order === 'before' ? { before: [retry] } : { plugins: [retry] })
-    await runOnce(runner)
-    const spans = byName(tracing.getFinishedSpans(), 'execute_tool flaky')
-    assert.equal(spans.length, 2)
-    assert.equal(spans[0].attributes['adk.retry.outcome'], 'retry')
-    const last = spans[1]
-    assert.equal(last.status.code, 2)
-    assert.match(last.status.message, /nope/)
-    assert.equal(last.attributes['weave.google_adk.interrupted'], undefined)
-    assert.equal(tracing.openInvocationCount, 0)
-  })
+  for (const mode of ['thrown', 'result']) {
+    for (const captureContent of [true, false]) {
+      test(`retry plugin ${order} tracing, error ${mode} past the limit, rethrown (capture ${captureContent}): the span ends with the error thrown`, async () => {
+        const root = agent('a', [call('flaky', {}), call('flaky', {}), 'gave up'], { tools: [flaky(mode)] })
+        const retry = new ReflectAndRetryToolPlugin({
+          maxRetries: 1,
+          ...(mode === 'result' ? { resultErrorExtractor: ({ result }) => result?.error } : {}),
+        })
+        const { tracing, runner } = traced(root, { captureContent, ...(order === 'before' ? { before: [retry] } : { plugins: [retry] }) })
+        await runOnce(runner)
+        const spans = byName(tracing.getFinishedSpans(), 'execute_tool flaky')
+        assert.equal(spans.length, 2)
+        assert.equal(spans[0].attributes['adk.retry.outcome'], 'retry')
+        const last = spans[1]
+        assert.deepEqual([last.status.code, last.attributes['error.type'], last.status.message], PAST_THE_LIMIT[mode])
+        assert.equal(last.attributes['gen_ai.tool.call.result'], undefined)
+        assert.equal(last.attributes['weave.google_adk.interrupted'], undefined)
+        assert.equal(tracing.openInvocationCount, 0)
+      })
+    }
+  }
+}
+
+// A tool name the model invented: counted like a thrown error, and past the
+// limit answered with the retry plugin's not-found text (retry.md). Either
+// order, the span shows ADK's own not-found error.
+for (const order of ['before', 'after']) {
+  for (const captureContent of [true, false]) {
+    test(`retry plugin ${order} tracing, an invented tool name (capture ${captureContent}): the same spans`, async () => {
+      const root = agent('a', [call('ghost', { x: 1 }), call('ghost', { x: 2 }), 'ok'], { tools: [addTool()] })
+      const retry = new ReflectAndRetryToolPlugin({ maxRetries: 1 })
+      const { tracing, runner } = traced(root, { captureContent, ...(order === 'before' ? { before: [retry] } : { plugins: [retry] }) })
+      await runOnce(runner)
+      const spans = byName(tracing.getFinishedSpans(), 'execute_tool ghost')
+      const notFound = 'Function ghost is not found in the toolsDict.'
+      assert.deepEqual(
+        spans.map((s) => [s.status.code, s.status.message, s.attributes['error.type'], s.attributes['adk.retry.outcome'], s.attributes['gen_ai.tool.call.result']]),
+        [
+          [2, notFound, 'Error', 'retry', undefined],
+          [2, notFound, 'Error', undefined, undefined],
+        ],
+      )
+    })
+  }
 }

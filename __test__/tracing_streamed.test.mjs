@@ -6,7 +6,8 @@ import assert from 'node:assert/strict'
 import { LlmAgent, StreamingMode } from '@google/adk'
 import { runOnce } from './helpers/scripted_llm.mjs'
 import { chunk, StreamingLlm } from './helpers/streaming_llm.mjs'
-import { addTool, traced, one, byName, plugin, newSession, request } from './helpers/tracing_helpers.mjs'
+import { addTool, failingTool, traced, one, byName, plugin, newSession, request, rootOf } from './helpers/tracing_helpers.mjs'
+import { ReflectAndRetryToolPlugin } from '../index.js'
 import { needsAdk2 } from './helpers/adk_version.mjs'
 
 const SSE = { runConfig: { streamingMode: StreamingMode.SSE } }
@@ -152,3 +153,29 @@ test('SSE: a run cut off inside a split turn flags its chat span interrupted; a 
   const wallBefore = BigInt(Date.now()) * 1000000n - (process.hrtime.bigint() - before)
   assert.ok(done.endTimeUnixNano <= wallBefore + 5000000n)
 })
+
+// A failed tool call reaches onModelErrorCallback too (ADK reports errors of
+// the model's function calls as the model's), and with SSE it comes while
+// the turn that asked for the call is still open: the turn is not failed by
+// it, as a call that does not stream is not (its span ended before the tools
+// ran). The tool's span and the root carry the error.
+for (const [what, tools, plugins, toolName] of [
+  ['a tool error rethrown past the retry limit', () => [failingTool('nope')], () => [new ReflectAndRetryToolPlugin({ maxRetries: 0 })], 'fail'],
+  ['a tool name the model invented', () => [addTool()], () => [], 'ghost'],
+]) {
+  for (const streamed of [true, false]) {
+    test(`${streamed ? 'SSE' : 'no streaming'}: ${what} does not fail the chat span`, needsAdk2, async () => {
+      const asks = [chunk([{ text: 'Let me try.' }]), chunk([{ functionCall: { name: toolName, args: {}, id: 'fc-1' } }], { finishReason: 'STOP' })]
+      const model = new StreamingLlm([asks, [chunk([{ text: 'It failed.' }], { finishReason: 'STOP' })]])
+      const root = new LlmAgent({ name: 'calc', description: 'adds', model, tools: tools() })
+      const { tracing, runner } = traced(root, { plugins: plugins() })
+      await runOnce(runner, 'try', streamed ? SSE : {})
+      const spans = tracing.getFinishedSpans()
+      const chats = byName(spans, 'chat streaming-model')
+      assert.equal(chats.length, 2)
+      assert.deepEqual(chats.map((s) => s.status), [{ code: 0 }, { code: 0 }])
+      assert.equal(rootOf(spans).status.code, 2)
+      assert.equal(tracing.openInvocationCount, 0)
+    })
+  }
+}

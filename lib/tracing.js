@@ -370,7 +370,8 @@ const RETRY_RESPONSE_TYPE = 'ERROR_HANDLED_BY_REFLECT_AND_RETRY_PLUGIN'
  * captured (the tool result), else only a retry plugin response's fields. */
 function responseJson(response, capture) {
   if (capture) return safeJson(response ?? {}) ?? '{}'
-  if (response === null || typeof response !== 'object' || response.response_type !== RETRY_RESPONSE_TYPE) return '{}'
+  if (response === null || typeof response !== 'object') return '{}'
+  if (response.response_type !== RETRY_RESPONSE_TYPE) return notFoundAnswerJson(response)
   return safeJson({
     response_type: response.response_type,
     error_type: response.error_type,
@@ -378,6 +379,15 @@ function responseJson(response, capture) {
     retry_count: response.retry_count,
     reflection_guidance: response.reflection_guidance,
   }) ?? '{}'
+}
+
+/** The retry plugin's answer to a tool name the model invented, past its
+ * limit (retry.md), for the span model to tell apart (an error either way
+ * round the plugins are registered); any other result: '{}'. */
+function notFoundAnswerJson(response) {
+  const error = response.error
+  if (typeof error !== 'string' || !error.startsWith('Invoking `') || Object.keys(response).length !== 1) return '{}'
+  return safeJson({ error }) ?? '{}'
 }
 
 /** Whether the span model can use the result afterToolCallback saw: none

@@ -5,6 +5,7 @@ use super::genai::{parse_lenient, DeferredMessages, MessageShape};
 use super::open_span::ToolSpan;
 use super::retry_outcome::{retry_details, RetryDetails, RESPONSE_TYPE};
 use super::span::AttributeValue;
+use super::tool_failure::not_found_answer;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -117,7 +118,16 @@ pub fn apply_tool_outcome(t: &mut ToolSpan, response_json: String, capture: bool
         );
         return;
     }
-    if !t.errored && capture {
+    if t.errored {
+        return;
+    }
+    // Registered first, the retry plugin answers an invented name before
+    // this plugin sees the error: the span ends as when it saw it.
+    if let Some(message) = not_found_answer(&t.tool, &response_json) {
+        t.span.error("Error", &message);
+        return;
+    }
+    if capture {
         t.span.set_str("gen_ai.tool.call.result", response_json);
     }
 }

@@ -17,6 +17,7 @@ pub mod retry_outcome;
 pub mod sink;
 pub mod span;
 pub mod streamed;
+pub mod tool_failure;
 
 #[cfg(test)]
 mod capture_tests;

@@ -15,6 +15,7 @@ use super::open_span::{OpenSpan, ToolSpan, INTERRUPTED};
 use super::sink::SpanSink;
 use super::span::{now_nanos, AttributeValue, SpanData};
 use super::streamed::{response_error, Outcome, StreamedTurn};
+use super::tool_failure::{is_tool_failure, plugin_tool_error, ToolCallback};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
 
@@ -495,6 +496,12 @@ impl Tracer {
         error_type: &str,
         message: &str,
     ) {
+        // A failed tool call, reported as the model's: in a streamed turn
+        // tools run inside the model's loop, which is still open; a call
+        // that does not stream has ended by then, and ends the same.
+        if is_tool_failure(message) {
+            return;
+        }
         let key = agent.unwrap_or("");
         let Some(inv) = self.inv(inv_id) else { return };
         let data = if let Some(pos) = inv.models.iter().position(|(a, _)| a == key) {
@@ -638,9 +645,16 @@ impl Tracer {
                 .to_string();
             // A tool call whose callbacks threw (ReflectAndRetryToolPlugin
             // rethrowing past its limit) gets no function response: this
-            // error event of its agent is its outcome.
+            // error event of its agent is its outcome, with the thrown
+            // error's own name and message when a plugin threw it.
+            let thrown = ev.error_message.as_deref().and_then(plugin_tool_error);
+            let (tool_code, tool_msg) = match &thrown {
+                Some(e) => (e.error_type, e.message),
+                None => (code.as_str(), msg.as_str()),
+            };
             let trace_id = inv.trace_id;
             let now = now_nanos();
+            let before = ended.len();
             let mut i = 0;
             while i < inv.tools.len() {
                 let t = &inv.tools[i];
@@ -652,10 +666,23 @@ impl Tracer {
                 let end = if t.errored {
                     t.last_callback
                 } else {
-                    t.span.error(&code, &msg);
+                    t.span.error(tool_code, tool_msg);
                     now
                 };
                 ended.push(t.span.finish(trace_id, end, limit));
+            }
+            // A plugin registered after this one threw in afterToolCallback:
+            // this plugin's had completed the call, the last it completed.
+            if ended.len() == before && thrown.is_some_and(|e| e.callback == ToolCallback::After) {
+                let last = (inv.tools.iter().enumerate())
+                    .filter(|(_, t)| t.agent == author && t.callbacks_done)
+                    .max_by_key(|(_, t)| t.last_callback)
+                    .map(|(i, _)| i);
+                if let Some(i) = last {
+                    let mut t = inv.tools.remove(i);
+                    t.span.error(tool_code, tool_msg);
+                    ended.push(t.span.finish(trace_id, now, limit));
+                }
             }
             inv.root_error = Some((code, msg));
         }
