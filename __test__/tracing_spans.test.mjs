@@ -138,6 +138,37 @@ test('a cached beforeModelCallback response closes the chat span with its event'
   assert.equal(spans.indexOf(chat), 0)
 })
 
+// The event is the response ADK did not pass to afterModelCallback: the span
+// shows it as it would have (tracing.md, Model attributes "on the response").
+test('a cached response with a finish reason, usage or an error code shows them on the chat span', async () => {
+  const cached = {
+    content: { role: 'model', parts: [{ text: 'cached answer' }] },
+    finishReason: 'MAX_TOKENS',
+    usageMetadata: { promptTokenCount: 2, candidatesTokenCount: 3, totalTokenCount: 5, thoughtsTokenCount: 1, cachedContentTokenCount: 2 },
+  }
+  for (const captureContent of [true, false]) {
+    const cache = plugin('cache', { beforeModelCallback: async () => cached })
+    const { tracing, runner } = traced(agent('a', ['never used']), { plugins: [cache], captureContent })
+    await runOnce(runner)
+    const chat = one(tracing.getFinishedSpans(), 'chat scripted-model')
+    assert.deepEqual(chat.attributes['gen_ai.response.finish_reasons'], ['max_tokens'])
+    assert.deepEqual(
+      ['input_tokens', 'output_tokens', 'total_tokens', 'reasoning.output_tokens', 'cache_read.input_tokens'].map((k) => chat.attributes[`gen_ai.usage.${k}`]),
+      [2, 3, 5, 1, 2],
+    )
+    assert.deepEqual(chat.status, { code: 0 })
+    const output = chat.attributes['gen_ai.output.messages']
+    if (captureContent) assert.equal(parse(output)[0].finish_reason, 'max_tokens')
+    else assert.equal(output, undefined)
+  }
+  const failing = plugin('cache', { beforeModelCallback: async () => ({ errorCode: 'SAFETY', errorMessage: 'blocked', finishReason: 'SAFETY' }) })
+  const { tracing, runner } = traced(agent('a', ['never used']), { plugins: [failing] })
+  await runOnce(runner)
+  const chat = one(tracing.getFinishedSpans(), 'chat scripted-model')
+  assert.deepEqual([chat.status, chat.attributes['error.type']], [{ code: 2, message: 'blocked' }, 'SAFETY'])
+  assert.deepEqual(chat.attributes['gen_ai.response.finish_reasons'], ['safety'])
+})
+
 test('streaming partials make one chat span with the final output', async () => {
   const root = agent('a', ['final answer'], { partials: ['fin', 'final ans'] })
   const { tracing, runner } = traced(root)

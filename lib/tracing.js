@@ -651,9 +651,13 @@ class TracingPlugin {
       const message = getField(event, 'errorMessage')
       const errorMessage = message == null ? undefined : String(message)
       const contentJson = capture && content != null && !responsesOnly ? safeJson(content) : undefined
+      // For a model span no afterModelCallback closed (a cached response):
+      // the event is that response.
+      const finishReason = str(getField(event, 'finishReason'))
+      const usage = getField(event, 'usageMetadata')
       if (responses !== undefined && this._seen.size !== 0) this._answered(id, responses)
       const r = this._r
-      r.event(id, author, errorCode, errorMessage, contentJson, responsesOnly, responses)
+      r.event(id, author, errorCode, errorMessage, contentJson, responsesOnly, responses, finishReason, usage !== null && typeof usage === 'object' ? usage : undefined)
       this._handOverSoon()
     } catch (e) {
       problem('onEventCallback', e)

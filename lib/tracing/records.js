@@ -229,10 +229,11 @@ class Records {
     }
   }
 
-  /** `responses`: flat (call id, name, response JSON) triples, or undefined. */
-  event(id, author, errorCode, errorMessage, contentJson, responsesOnly, responses) {
+  /** `responses`: flat (call id, name, response JSON) triples, or
+   * undefined; `usage`: the event's usageMetadata object, or undefined. */
+  event(id, author, errorCode, errorMessage, contentJson, responsesOnly, responses, finishReason, usage) {
     const triples = responses === undefined ? 0 : responses.length - (responses.length % 3)
-    this.begin(EVENT, 8 + triples)
+    this.begin(EVENT, 15 + triples)
     this.key(id)
     this.key(author)
     this.flag(false) // partial events are not recorded
@@ -246,6 +247,27 @@ class Records {
       this.key(responses[i + 1])
       this.str(responses[i + 2])
     }
+    this.str(finishReason)
+    this.usage(usage)
+  }
+
+  /** A usageMetadata object's counts (prompt, candidates, total, thoughts,
+   * cached; NaN: none) after a flag, or only the flag without one. */
+  usage(usage) {
+    if (usage === undefined) {
+      this.nums[this.n++] = 0
+      return
+    }
+    this.nums[this.n++] = 1
+    this.count(usage.promptTokenCount)
+    this.count(usage.candidatesTokenCount)
+    this.count(usage.totalTokenCount)
+    this.count(usage.thoughtsTokenCount)
+    this.count(usage.cachedContentTokenCount)
+  }
+
+  count(v) {
+    this.nums[this.n++] = typeof v === 'number' ? v : NaN
   }
 
   finish(id, interrupted) {

@@ -122,4 +122,9 @@ pub struct EventInfo {
     /// JavaScript side did not stringify it a second time; it is rebuilt
     /// here from the responses when needed.
     pub responses_only: bool,
+    /// The event's own response fields, for a model span it closes (one no
+    /// afterModelCallback closed: a cached response).
+    pub finish_reason: Option<String>,
+    /// prompt, candidates, total, thoughts, cachedContent token counts.
+    pub usage: [Option<i64>; 5],
 }

@@ -708,22 +708,19 @@ impl Tracer {
                     _ => None,
                 });
         if let Some(pos) = pos {
+            // The event is the response afterModelCallback never saw.
             let (_, mut span) = inv.models.remove(pos);
-            if inv.capture {
-                if let Some(c) = content.clone() {
-                    span.set(
-                        "gen_ai.output.messages",
-                        deferred(
-                            c,
-                            MessageShape::OutputOne {
-                                finish_reason: "stop".into(),
-                            },
-                            limit,
-                        ),
-                    );
-                    span.set("gen_ai.output.type", AttributeValue::String("text".into()));
-                }
-            }
+            let error = non_empty(&ev.error_code).map(|code| {
+                let message = non_empty(&ev.error_message).unwrap_or(code);
+                (code.to_string(), message.to_string())
+            });
+            let outcome = Outcome {
+                finish_reason: ev.finish_reason.as_deref().map(str::to_lowercase),
+                usage: ev.usage,
+                error,
+                content: if inv.capture { content.clone() } else { None },
+            };
+            outcome.apply(&mut span, inv.capture, limit);
             ended.push(span.finish(inv.trace_id, now_nanos(), limit));
         }
         for fr in ev.function_responses {

@@ -300,6 +300,14 @@ fn apply_one(
                     response_json: f.text_or_empty()?,
                 });
             }
+            let finish_reason = f.text()?;
+            let mut usage = [None; 5];
+            if f.flag()? {
+                for count in &mut usage {
+                    let v = f.num()?;
+                    *count = v.is_finite().then_some(v as i64);
+                }
+            }
             let event = EventInfo {
                 author,
                 partial,
@@ -308,6 +316,8 @@ fn apply_one(
                 content_json,
                 function_responses,
                 responses_only,
+                finish_reason,
+                usage,
             };
             at_time(time, || s.tracer.on_event(&id, event));
         }
