@@ -135,6 +135,18 @@ test('construction: option errors are TypeErrors; exporters none and memory work
   assert.equal(typeof memory.afterNodeCallback, 'function')
 })
 
+test('read-only properties are getters; assigning changes nothing (as on the retry plugin)', () => {
+  'use strict'
+  const p = new TracingPlugin({ exporter: 'memory', name: 'keep' })
+  for (const key of ['name', 'openInvocationCount', 'droppedSpanCount']) {
+    assert.equal(typeof Object.getOwnPropertyDescriptor(TracingPlugin.prototype, key)?.get, 'function', key)
+  }
+  p.name = 'changed'
+  p.openInvocationCount = 5
+  p.droppedSpanCount = 5
+  assert.deepEqual([p.name, p.openInvocationCount, p.droppedSpanCount], ['keep', 0, 0])
+})
+
 test('no exporter configured: one warning per process saying how to configure', async () => {
   const saved = { ...process.env }
   for (const k of Object.keys(process.env)) if (k.startsWith('OTEL_')) delete process.env[k]

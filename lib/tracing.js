@@ -451,7 +451,7 @@ class TracingPlugin {
       if (e && e.code === 'InvalidArg') throw new TypeError(e.message)
       throw new Error(e && e.message ? e.message : String(e))
     }
-    this.name = name
+    Object.defineProperty(this, '_name', { value: name })
     Object.defineProperty(this, '_native', { value: native })
     Object.defineProperty(this, '_captureOption', { value: options.captureContent })
     Object.defineProperty(this, '_sinkId', { value: native.sinkId })
@@ -508,15 +508,24 @@ class TracingPlugin {
     hookExit()
   }
 
+  // Read-only, as the retry plugin's: the setters accept and ignore
+  // assignments, so strict-mode code assigning to them does not throw.
+  get name() {
+    return this._name
+  }
+  set name(_) {}
+
   get openInvocationCount() {
     this._flush()
     return this._native.openInvocationCount
   }
+  set openInvocationCount(_) {}
 
   get droppedSpanCount() {
     this._flush()
     return this._native.droppedSpanCount
   }
+  set droppedSpanCount(_) {}
 
   /** After a callback: the batch goes now when it is big, else within
    * HAND_OVER_MS (one hand-over for several runs: the tracing thread is
