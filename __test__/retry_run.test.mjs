@@ -2,7 +2,7 @@
 // receives for each failure, compared with the spec's texts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BasePlugin, FunctionTool, InMemoryRunner, LlmAgent } from '@google/adk';
+import { BasePlugin, FunctionTool, InMemoryRunner, LlmAgent, ParallelAgent } from '@google/adk';
 import { ReflectAndRetryToolPlugin } from '../index.js';
 import { ScriptedLlm, call, runOnce } from './helpers/scripted_llm.mjs';
 import { args, exceededText, handled, notFoundText, notRetryableText, retryText } from './helpers/retry_expect.mjs';
@@ -406,4 +406,19 @@ test('an unknown name and a real tool in one turn: both are answered, in order',
   assert.equal(got[0].response.error_details, 'Function ghost is not found in the toolsDict.');
   assert.equal(got[0].response.retry_count, 1);
   assert.deepEqual(got[1].response, { v: 1 });
+});
+
+test('parallel branches of one run share invocation-scope counts (retry.md)', async () => {
+  const branch = (name) => {
+    const llm = new ScriptedLlm([call('fail', {}), `${name} done`]);
+    return { llm, agent: new LlmAgent({ name, model: llm, tools: [scriptedTool('fail', [new Error(name)])] }) };
+  };
+  const a = branch('a');
+  const b = branch('b');
+  const root = new ParallelAgent({ name: 'par', subAgents: [a.agent, b.agent] });
+  const runner = new InMemoryRunner({ agent: root, plugins: [new ReflectAndRetryToolPlugin()], appName: 'app' });
+  await runOnce(runner);
+  // One failure each, counted under one invocation id: 1 and 2, in whichever order they ran.
+  const counts = [...answers(a.llm), ...answers(b.llm)].flat().map((r) => r.retry_count);
+  assert.deepEqual(counts.sort(), [1, 2]);
 });

@@ -275,3 +275,45 @@ test('a loop re-run of an agent opens a fresh agent span per iteration', async (
   assert.equal(chats[3].parentSpanId, critics[1].spanId)
   assert.equal(tracing.openInvocationCount, 0)
 })
+
+// Message JSON of a real run (tracing.md "Message JSON"): a thought is text,
+// inline data a blob without its bytes, parts of other kinds are dropped;
+// the reasoning tokens are counted apart.
+test('a response with a thought, inline data and executable code: its message parts and usage', async () => {
+  const response = {
+    content: {
+      role: 'model',
+      parts: [{ text: 'hmm', thought: true }, { inlineData: { mimeType: 'image/png', data: 'AAAA' } }, { executableCode: { code: 'x' } }, { text: 'answer' }],
+    },
+    finishReason: 'STOP',
+    usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 4, totalTokenCount: 7, thoughtsTokenCount: 1 },
+  }
+  const { tracing, runner } = traced(agent('a', [response]))
+  await runOnce(runner)
+  const spans = tracing.getFinishedSpans()
+  const chat = one(spans, 'chat scripted-model')
+  const expected = [
+    {
+      role: 'assistant',
+      parts: [{ type: 'text', content: 'hmm' }, { type: 'blob', mime_type: 'image/png' }, { type: 'text', content: 'answer' }],
+      finish_reason: 'stop',
+    },
+  ]
+  assert.deepEqual(parse(chat.attributes['gen_ai.output.messages']), expected)
+  assert.deepEqual(parse(rootOf(spans).attributes['gen_ai.output.messages']), expected)
+  assert.equal(chat.attributes['gen_ai.usage.reasoning.output_tokens'], 1)
+  assert.equal(chat.attributes['gen_ai.usage.output_tokens'], 4)
+})
+
+test('an agent whose model is a string: its agent span names the model', async () => {
+  // The cached answer spares the model (and its key) any use.
+  process.env.GOOGLE_API_KEY ??= 'unused'
+  const cache = plugin('cache', { beforeModelCallback: async () => ({ content: { role: 'model', parts: [{ text: 'cached' }] } }) })
+  const root = new adk.LlmAgent({ name: 'named', model: 'gemini-2.5-flash', description: 'd' })
+  const { tracing, runner } = traced(root, { plugins: [cache] })
+  await runOnce(runner)
+  const spans = tracing.getFinishedSpans()
+  const agentSpan = byName(spans, 'invoke_agent named').find((s) => s.parentSpanId !== undefined)
+  assert.equal(agentSpan.attributes['gen_ai.request.model'], 'gemini-2.5-flash')
+  assert.equal(one(spans, 'chat gemini-2.5-flash').attributes['gen_ai.request.model'], 'gemini-2.5-flash')
+})
