@@ -317,3 +317,33 @@ test('an agent whose model is a string: its agent span names the model', async (
   assert.equal(agentSpan.attributes['gen_ai.request.model'], 'gemini-2.5-flash')
   assert.equal(one(spans, 'chat gemini-2.5-flash').attributes['gen_ai.request.model'], 'gemini-2.5-flash')
 })
+
+// Tool spans are keyed by function call id, a duplicate one FIFO per (agent,
+// tool) (tracing.md "Tool spans"): parallel branches whose models reuse an
+// id (`call_0`, as some providers number calls) keep their own spans.
+test('parallel branches given the same call id: each span keeps its own callbacks and response', async () => {
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+  const work = new adk.FunctionTool({
+    name: 'work',
+    description: 'works',
+    execute: async ({ who, wait, bad }) => {
+      await sleep(wait)
+      if (bad) throw new Error(`bad ${who}`)
+      return { who }
+    },
+  })
+  // a calls first and fails last; b answers while a's call is still open.
+  const a = agent('a', [call('work', { who: 'a', wait: 40, bad: true }, 'call_0'), 'a done'], { tools: [work] })
+  const b = agent('b', [call('work', { who: 'b', wait: 5 }, 'call_0'), 'b done'], { tools: [work] })
+  const { tracing, runner } = traced(new adk.ParallelAgent({ name: 'par', subAgents: [a, b] }))
+  await runOnce(runner)
+  const spans = byName(tracing.getFinishedSpans(), 'execute_tool work')
+  const of = (name) => spans.find((s) => s.attributes['gen_ai.agent.name'] === name)
+  assert.equal(spans.length, 2)
+  assert.deepEqual(parse(of('a').attributes['gen_ai.tool.call.arguments']).who, 'a')
+  assert.deepEqual([of('a').status.code, of('a').status.message], [2, "Error in tool 'work': bad a"])
+  assert.equal(of('a').attributes['gen_ai.tool.call.result'], undefined)
+  assert.deepEqual(parse(of('b').attributes['gen_ai.tool.call.arguments']).who, 'b')
+  assert.deepEqual(of('b').status, { code: 0 })
+  assert.deepEqual(parse(of('b').attributes['gen_ai.tool.call.result']), { who: 'b' })
+})

@@ -101,18 +101,20 @@ impl Invocation {
         tool: &str,
         call_id: Option<&str>,
     ) -> Option<usize> {
-        if let Some(id) = call_id {
-            if let Some(i) = self
-                .tools
-                .iter()
-                .position(|t| t.keyed && !t.callbacks_done && t.call_id.as_deref() == Some(id))
-            {
-                return Some(i);
-            }
-        }
+        let open_with_id = |t: &ToolSpan| {
+            t.keyed && !t.callbacks_done && call_id.is_some() && t.call_id.as_deref() == call_id
+        };
+        // The agent's own span first: two agents of one run (parallel
+        // branches) may be given the same id by their models.
         self.tools
             .iter()
-            .position(|t| !t.keyed && !t.callbacks_done && t.agent == agent && t.tool == tool)
+            .position(|t| open_with_id(t) && t.agent == agent)
+            .or_else(|| {
+                self.tools.iter().position(|t| {
+                    !t.keyed && !t.callbacks_done && t.agent == agent && t.tool == tool
+                })
+            })
+            .or_else(|| self.tools.iter().position(open_with_id))
             .or_else(|| {
                 let id = call_id?;
                 self.tools
@@ -121,21 +123,26 @@ impl Invocation {
             })
     }
 
-    /// Index of the tool span a function response (`id`, `name`) ends. The
-    /// span's afterToolCallback may never have come (another plugin stopped
-    /// the chain before this one): the response ends it all the same.
-    pub fn find_tool_for_response(&self, id: &str, name: &str) -> Option<usize> {
+    /// Index of the tool span a function response (`id`, `name`) of
+    /// `author`'s event ends: that agent's own span first, as in
+    /// find_tool_for_callback. The span's afterToolCallback may never have
+    /// come (another plugin stopped the chain before this one): the
+    /// response ends it all the same.
+    pub fn find_tool_for_response(&self, author: &str, id: &str, name: &str) -> Option<usize> {
+        let keyed = |t: &ToolSpan| t.keyed && t.call_id.as_deref() == Some(id);
         let unkeyed = |t: &ToolSpan| {
             !t.keyed && t.tool == name && (t.call_id.is_none() || t.call_id.as_deref() == Some(id))
         };
-        self.tools
-            .iter()
-            .position(|t| t.keyed && t.call_id.as_deref() == Some(id))
-            .or_else(|| {
-                self.tools
-                    .iter()
-                    .position(|t| unkeyed(t) && t.callbacks_done)
-            })
-            .or_else(|| self.tools.iter().position(unkeyed))
+        let find = |of_author: bool| {
+            let mine = |t: &ToolSpan| !of_author || t.agent == author;
+            self.tools
+                .iter()
+                .position(|t| mine(t) && keyed(t))
+                .or_else(|| {
+                    (self.tools.iter()).position(|t| mine(t) && unkeyed(t) && t.callbacks_done)
+                })
+                .or_else(|| self.tools.iter().position(|t| mine(t) && unkeyed(t)))
+        };
+        find(true).or_else(|| find(false))
     }
 }

@@ -724,7 +724,7 @@ impl Tracer {
             ended.push(span.finish(inv.trace_id, now_nanos(), limit));
         }
         for fr in ev.function_responses {
-            let Some(i) = inv.find_tool_for_response(&fr.id, &fr.name) else {
+            let Some(i) = inv.find_tool_for_response(author, &fr.id, &fr.name) else {
                 continue;
             };
             let mut t = inv.tools.remove(i);

@@ -216,6 +216,56 @@ fn tool_error_then_retry_response_and_duplicate_ids() {
 }
 
 #[test]
+fn two_agents_given_the_same_call_id_keep_their_own_spans() {
+    // Parallel branches whose models both name their call `c`: b's call
+    // comes second (a synthetic key), answers first, and a's fails later.
+    let (mut t, sink) = tracer();
+    start(
+        &mut t,
+        "i1",
+        vec![agent("a", None, false), agent("b", None, false)],
+    );
+    t.before_tool(
+        "i1",
+        Some("a"),
+        "f",
+        Some("c"),
+        Some(r#"{"who":"a"}"#.into()),
+    );
+    t.before_tool(
+        "i1",
+        Some("b"),
+        "f",
+        Some("c"),
+        Some(r#"{"who":"b"}"#.into()),
+    );
+    t.after_tool("i1", Some("b"), "f", Some("c"), 0);
+    let mut answer = response("c", "f", r#"{"who":"b"}"#);
+    answer.author = Some("b".into());
+    t.on_event("i1", answer);
+    t.tool_error("i1", Some("a"), "f", Some("c"), "Error", "bad a");
+    t.after_tool("i1", Some("a"), "f", Some("c"), 0);
+    t.on_event("i1", response("c", "f", r#"{"error":"bad a"}"#));
+    t.finish("i1", false);
+    let spans = sink.spans();
+    let tools = named(&spans, "execute_tool f");
+    assert_eq!(tools.len(), 2);
+    for span in tools {
+        let args = text(span, "gen_ai.tool.call.arguments").unwrap();
+        if args.contains('a') {
+            assert_eq!(span.status.message.as_deref(), Some("bad a"));
+            assert!(span.attribute("gen_ai.tool.call.result").is_none());
+        } else {
+            assert_eq!(span.status.code, StatusCode::Unset);
+            assert_eq!(
+                text(span, "gen_ai.tool.call.result").unwrap(),
+                r#"{"who":"b"}"#
+            );
+        }
+    }
+}
+
+#[test]
 fn sequential_siblings_close_and_unknown_agents_nest_under_tools() {
     let (mut t, sink) = tracer();
     start(
