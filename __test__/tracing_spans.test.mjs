@@ -307,7 +307,7 @@ test('a response with a thought, inline data and executable code: its message pa
 
 test('an agent whose model is a string: its agent span names the model', async () => {
   // The cached answer spares the model (and its key) any use.
-  process.env.GOOGLE_API_KEY ??= 'unused'
+  process.env.GEMINI_API_KEY ??= 'unused'
   const cache = plugin('cache', { beforeModelCallback: async () => ({ content: { role: 'model', parts: [{ text: 'cached' }] } }) })
   const root = new adk.LlmAgent({ name: 'named', model: 'gemini-2.5-flash', description: 'd' })
   const { tracing, runner } = traced(root, { plugins: [cache] })
