@@ -125,6 +125,12 @@ export interface NativeTracingOptions {
   stdoutIsTty?: boolean
   /** How long process exit waits to deliver this plugin's spans. */
   exitFlushTimeoutMillis?: number
+  /**
+   * A worker thread's own environment (its `process.env`, which a Worker
+   * may be given apart from the process's); none on the main thread,
+   * where the process's environment is read.
+   */
+  environment?: Record<string, string>
 }
 
 export interface NativeWeaveOptions {

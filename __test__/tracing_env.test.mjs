@@ -5,6 +5,7 @@ import assert from 'node:assert/strict'
 import { call, runOnce } from './helpers/scripted_llm.mjs'
 import { agent, addTool, traced, rootOf } from './helpers/tracing_helpers.mjs'
 import { Worker } from 'node:worker_threads'
+import { startReceiver } from './helpers/otlp_receiver.mjs'
 
 const CAPTURED = ['gen_ai.input.messages', 'gen_ai.output.messages', 'gen_ai.system_instructions', 'gen_ai.tool.call.arguments', 'gen_ai.tool.call.result']
 
@@ -151,5 +152,24 @@ test("a worker thread's own environment decides its runs' rules", async () => {
     if (saved.c !== undefined) process.env[CAPTURE] = saved.c
     if (saved.v !== undefined) process.env.GOOGLE_GENAI_USE_VERTEXAI = saved.v
     if (saved.l !== undefined) process.env.OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT = saved.l
+  }
+})
+
+test("a worker thread's own environment configures its exporter (OTEL_* given to the Worker only)", async () => {
+  const rx = await startReceiver()
+  try {
+    for (const k of Object.keys(process.env)) assert.ok(!k.startsWith('OTEL_EXPORTER_OTLP_'), `the process's environment sets ${k}`)
+    const env = { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: rx.url, OTEL_SERVICE_NAME: 'svc-of-the-worker' }
+    const report = await new Promise((resolve, reject) => {
+      const w = new Worker(new URL('./fixtures/exporter_env_in_worker.mjs', import.meta.url), { env })
+      w.once('message', resolve)
+      w.once('error', reject)
+    })
+    assert.deepEqual(report, { warnings: [], dropped: 0 })
+    await rx.waitForSpans(5)
+    assert.equal(rx.requests[0].path, '/v1/traces')
+    assert.equal(rx.requests[0].body.resourceSpans[0].resource.attributes['service.name'], 'svc-of-the-worker')
+  } finally {
+    await rx.stop()
   }
 })

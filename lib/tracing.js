@@ -187,7 +187,16 @@ function nativeOptions(options) {
     maxOpenInvocations: nonNegativeInt(options.maxOpenInvocations, 'maxOpenInvocations', { positive: true }),
     stdoutIsTty: process.stdout?.isTTY === true,
     exitFlushTimeoutMillis: nonNegativeInt(options.exitFlushTimeoutMillis, 'exitFlushTimeoutMillis'),
+    environment: IS_MAIN_THREAD ? undefined : workerEnvironment(),
   }
+}
+
+/** A worker thread's own environment, for the exporter's configuration
+ * (OTEL_*, WANDB_*, NO_COLOR…): its process.env, not the process's. */
+function workerEnvironment() {
+  const vars = {}
+  for (const [k, v] of Object.entries(process.env)) if (typeof v === 'string') vars[k] = v
+  return vars
 }
 
 // The environment's rules of tracing.md, read for each run (a change

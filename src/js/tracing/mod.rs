@@ -27,6 +27,7 @@ use napi::{Error, JsString, Result, Status};
 use napi_derive::napi;
 use state::{Answers, TracerState};
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -64,6 +65,10 @@ pub struct NativeTracingOptions {
     pub stdout_is_tty: Option<bool>,
     /// How long process exit waits to deliver this plugin's spans.
     pub exit_flush_timeout_millis: Option<u32>,
+    /// A worker thread's own environment (its `process.env`, which a Worker
+    /// may be given apart from the process's); none on the main thread,
+    /// where the process's environment is read.
+    pub environment: Option<HashMap<String, String>>,
 }
 
 fn pairs(list: Option<Vec<Vec<String>>>) -> Option<Vec<(String, String)>> {
@@ -215,7 +220,12 @@ impl NativeTracer {
     ) -> Result<Self> {
         let max_open = options.max_open_invocations.unwrap_or(10_000).max(1) as usize;
         let opts = export_options(&mut options);
-        let choice = match resolve(&opts, &|k| std::env::var(k).ok()) {
+        let environment = options.environment.take();
+        let env = |k: &str| match &environment {
+            Some(vars) => vars.get(k).cloned(),
+            None => std::env::var(k).ok(),
+        };
+        let choice = match resolve(&opts, &env) {
             Ok(c) => c,
             Err(ConfigError::Type(m)) => return Err(Error::new(Status::InvalidArg, m)),
             Err(ConfigError::Plain(m)) => return Err(Error::new(Status::GenericFailure, m)),
@@ -233,7 +243,7 @@ impl NativeTracer {
             }
             None => None,
         };
-        let s = sinks::sinks_for(choice, options.stdout_is_tty.unwrap_or(false), hook);
+        let s = sinks::sinks_for(choice, options.stdout_is_tty.unwrap_or(false), &env, hook);
         let exit_timeout =
             Duration::from_millis(options.exit_flush_timeout_millis.unwrap_or(2000) as u64);
         let sink_id = if s.deliver_at_exit {

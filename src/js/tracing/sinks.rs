@@ -1,6 +1,6 @@
 //! Picks the span sink for a resolved exporter choice.
 
-use crate::export::config::{ExporterChoice, WarningHook};
+use crate::export::config::{Env, ExporterChoice, WarningHook};
 use crate::export::console::{color_enabled, ConsoleSink};
 use crate::export::memory::MemorySink;
 use crate::export::otlp::OtlpSink;
@@ -32,11 +32,12 @@ impl SpanSink for NoopSink {
     fn shutdown(&self, _timeout: Duration) {}
 }
 
-/// `stdout_is_tty` decides the console exporter's colours (with the env).
+/// `stdout_is_tty` decides the console exporter's colours (with `env`).
 /// `on_warning` receives the OTLP exporter's warnings from its thread.
 pub fn sinks_for(
     choice: ExporterChoice,
     stdout_is_tty: bool,
+    env: Env<'_>,
     on_warning: Option<WarningHook>,
 ) -> Sinks {
     match choice {
@@ -51,9 +52,7 @@ pub fn sinks_for(
             }
         }
         ExporterChoice::Console => Sinks {
-            sink: Arc::new(ConsoleSink::new(color_enabled(stdout_is_tty, &|k| {
-                std::env::var(k).ok()
-            }))),
+            sink: Arc::new(ConsoleSink::new(color_enabled(stdout_is_tty, env))),
             memory: None,
             warning: None,
             deliver_at_exit: true,
