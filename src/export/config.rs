@@ -290,8 +290,9 @@ console or none); no spans are exported."
             Some(Ok(url)) => url,
             Some(Err(msg)) => {
                 return Ok(ExporterChoice::None {
-                    warning: Some(format!("{msg}; no spans are exported.")),
-                })
+                    // The message is a sentence of its own.
+                    warning: Some(format!("{msg} No spans are exported.")),
+                });
             }
             None if explicitly_on => DEFAULT_OTLP_ENDPOINT.to_string(),
             None => {

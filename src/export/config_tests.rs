@@ -397,6 +397,17 @@ fn env_traces_exporter_values() {
         Ok(ExporterChoice::None { warning: Some(w) }) => assert!(w.contains("jaeger"), "{w}"),
         other => panic!("{other:?}"),
     }
+    // A bad endpoint in the environment: one warning, its sentences whole.
+    match resolve(
+        &ExportOptions::default(),
+        &env_of(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "ftp://c:4318")]),
+    ) {
+        Ok(ExporterChoice::None { warning: Some(w) }) => assert!(
+            w.ends_with("'ftp://c:4318' is not an http:// or https:// URL. No spans are exported."),
+            "{w}"
+        ),
+        other => panic!("{other:?}"),
+    }
     // The `exporter` option beats the environment.
     let o = ExportOptions {
         exporter: Some("otlp".into()),
