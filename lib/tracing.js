@@ -336,7 +336,6 @@ function pickedConfigJson(config, out, at, value) {
 const wellFormed =
   typeof String.prototype.isWellFormed === 'function' ? (s) => s.isWellFormed() : () => false
 
-const NO_USAGE = Object.freeze({})
 
 // The native function the callbacks use: tracerApply(handle, ...) hands a
 // batch of records (lib/tracing/records.js) to the tracing thread.
@@ -368,9 +367,10 @@ function envFullCapture() {
   return process.env.ADK_NATIVE_TRACING_FULL_CAPTURE === '1'
 }
 
-/** A token count for the native tracer (NaN when absent). */
-function count(v) {
-  return typeof v === 'number' ? v : NaN
+/** A response's usageMetadata when it is an object (its counts are read
+ * as the record is written), else undefined. */
+function usageOf(usage) {
+  return usage !== null && typeof usage === 'object' ? usage : undefined
 }
 
 const RETRY_RESPONSE_TYPE = 'ERROR_HANDLED_BY_REFLECT_AND_RETRY_PLUGIN'
@@ -672,10 +672,10 @@ class TracingPlugin {
       // For a model span no afterModelCallback closed (a cached response):
       // the event is that response.
       const finishReason = str(getField(event, 'finishReason'))
-      const usage = getField(event, 'usageMetadata')
+      const usage = usageOf(getField(event, 'usageMetadata'))
       if (responses !== undefined && this._seen.size !== 0) this._answered(id, responses)
       const r = this._r
-      r.event(id, author, errorCode, errorMessage, contentJson, responsesOnly, responses, finishReason, usage !== null && typeof usage === 'object' ? usage : undefined)
+      r.event(id, author, errorCode, errorMessage, contentJson, responsesOnly, responses, finishReason, usage)
       this._handOverSoon()
     } catch (e) {
       problem('onEventCallback', e)
@@ -779,22 +779,15 @@ class TracingPlugin {
       const partial = response.partial === true
       if (partial) return PASS
       const content = response.content
-      let usage = response.usageMetadata
-      const hasUsage = usage !== null && typeof usage === 'object'
-      if (!hasUsage) usage = NO_USAGE
+      const usage = usageOf(response.usageMetadata)
       const agent = agentNameOf(ctx)
       const finishReason = str(response.finishReason)
-      const prompt = count(usage.promptTokenCount)
-      const candidates = count(usage.candidatesTokenCount)
-      const total = count(usage.totalTokenCount)
-      const thoughts = count(usage.thoughtsTokenCount)
-      const cached = count(usage.cachedContentTokenCount)
       const errorCode = response.errorCode == null ? undefined : String(response.errorCode)
       const errorMessage = response.errorMessage == null ? undefined : String(response.errorMessage)
       const contentJson = this._capture && content != null ? safeJson(content) : undefined
       const streamed = streams(ctx)
       const r = this._r
-      r.afterModel(id, agent, finishReason, prompt, candidates, total, thoughts, cached, errorCode, errorMessage, contentJson, streamed, hasUsage)
+      r.afterModel(id, agent, finishReason, usage, errorCode, errorMessage, contentJson, streamed)
       this._handOverSoon()
     } catch (e) {
       problem('afterModelCallback', e)

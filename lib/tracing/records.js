@@ -186,23 +186,18 @@ class Records {
     this.same(systemText, SAME_SYSTEM_TEXT)
   }
 
-  /** `counts`: prompt, candidates, total, thoughts, cached (NaN: none). */
-  afterModel(id, agent, finishReason, prompt, candidates, total, thoughts, cached, errorCode, errorMessage, contentJson, streamed, hasUsage) {
+  /** `usage`: the response's usageMetadata object, or undefined. */
+  afterModel(id, agent, finishReason, usage, errorCode, errorMessage, contentJson, streamed) {
     this.begin(AFTER_MODEL, 14)
     this.key(id)
     this.key(agent)
     this.flag(false) // partial responses are not recorded
     this.str(finishReason)
-    this.num(prompt)
-    this.num(candidates)
-    this.num(total)
-    this.num(thoughts)
-    this.num(cached)
+    this.usage(usage)
     this.str(errorCode)
     this.str(errorMessage)
     this.str(contentJson)
     this.flag(streamed)
-    this.flag(hasUsage)
   }
 
   modelError(id, agent, type, message) {

@@ -97,6 +97,21 @@ impl<'a> Fields<'a> {
         Ok(self.num()? == 1.0)
     }
 
+    /// A usageMetadata's counts as records.js `usage()` writes them: a flag
+    /// (the object was there), then, when set, prompt, candidates, total,
+    /// thoughts and cached-content counts (not finite: none).
+    pub fn usage(&mut self) -> Result<(bool, [Option<i64>; 5])> {
+        let mut counts = [None; 5];
+        let present = self.flag()?;
+        if present {
+            for count in &mut counts {
+                let v = self.num()?;
+                *count = v.is_finite().then_some(v as i64);
+            }
+        }
+        Ok((present, counts))
+    }
+
     /// 0 or 1; anything else is none.
     pub fn opt_flag(&mut self) -> Result<Option<bool>> {
         let v = self.num()?;

@@ -232,11 +232,7 @@ fn apply_one(
             let agent = f.key()?;
             let partial = f.flag()?;
             let finish_reason = f.text()?;
-            let mut usage = [None; 5];
-            for count in &mut usage {
-                let v = f.num()?;
-                *count = v.is_finite().then_some(v as i64);
-            }
+            let (has_usage, usage) = f.usage()?;
             let response = ModelResponse {
                 partial,
                 finish_reason,
@@ -245,7 +241,7 @@ fn apply_one(
                 error_message: f.text()?,
                 content_json: f.text()?,
                 streamed: f.flag()?,
-                has_usage: f.flag()?,
+                has_usage,
             };
             at_time(time, || {
                 s.tracer.after_model(&id, agent.as_deref(), response)
@@ -301,13 +297,7 @@ fn apply_one(
                 });
             }
             let finish_reason = f.text()?;
-            let mut usage = [None; 5];
-            if f.flag()? {
-                for count in &mut usage {
-                    let v = f.num()?;
-                    *count = v.is_finite().then_some(v as i64);
-                }
-            }
+            let (_, usage) = f.usage()?;
             let event = EventInfo {
                 author,
                 partial,
