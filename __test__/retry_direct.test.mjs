@@ -316,8 +316,18 @@ test("beforeModelCallback: the request's toolsDict answers unknown names with a 
   assert.equal(ghost.name, 'ghost');
   assert.equal(ghost.isLongRunning, false);
   await assert.rejects(ghost.runAsync({ args: {}, toolContext: {} }), (e) => e instanceof Error && e.name === 'Error' && e.message === 'Function ghost is not found in the toolsDict.');
-  // Object.prototype names keep their meaning; wrapping twice wraps once.
+  // Object.prototype's names are not the agent's tools (the model may invent
+  // them too), but its methods still work on the dictionary; wrapping twice
+  // wraps once.
   assert.equal(typeof dict.hasOwnProperty, 'function');
+  assert.equal(dict.hasOwnProperty('get_weather'), true);
+  assert.equal(dict.hasOwnProperty('ghost'), false);
+  assert.equal(String(dict), '[object Object]');
+  for (const name of ['toString', 'hasOwnProperty', 'constructor', '__proto__']) {
+    assert.ok(name in dict, name);
+    assert.equal(dict[name].name, name);
+    await assert.rejects(dict[name].runAsync({ args: {}, toolContext: {} }), { message: `Function ${name} is not found in the toolsDict.` });
+  }
   assert.equal(JSON.stringify(Object.keys(dict)), '["get_weather"]');
   await plugin.beforeModelCallback({ callbackContext: {}, llmRequest: request });
   assert.equal(request.toolsDict, dict);

@@ -422,3 +422,22 @@ test('parallel branches of one run share invocation-scope counts (retry.md)', as
   const counts = [...answers(a.llm), ...answers(b.llm)].flat().map((r) => r.retry_count);
   assert.deepEqual(counts.sort(), [1, 2]);
 });
+
+// Only the agent's own tools are known: a name Object.prototype answers is
+// invented like any other (retry.md "Unregistered tool names").
+for (const name of ['toString', 'constructor', 'hasOwnProperty', '__proto__']) {
+  test(`a tool name Object.prototype has (${name}) is an unknown name`, async () => {
+    const { llm, runner } = setup({
+      script: [call(name, { a: 1 }), call(name, { a: 2 }), 'ok'],
+      tools: [scriptedTool('real')],
+      plugins: [new ReflectAndRetryToolPlugin({ maxRetries: 1 })],
+    });
+    const { events } = await runOnce(runner);
+    assert.deepEqual(events.filter((e) => e.errorCode).map((e) => e.errorMessage), []);
+    const got = answers(llm);
+    const first = got[0][0];
+    assert.deepEqual([first.error_type, first.error_details, first.retry_count], ['Error', `Function ${name} is not found in the toolsDict.`, 1]);
+    assert.ok(first.reflection_guidance.startsWith(`The call to tool \`${name}\` failed.`), first.reflection_guidance);
+    assert.deepEqual(got[1], [{ error: notFoundText(name, ['real']) }]);
+  });
+}

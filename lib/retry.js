@@ -296,10 +296,12 @@ class MissingTool {
 
 const GUARDED = Symbol('reflectAndRetryGuardedToolsDict')
 
-// Names Object.prototype answers (toString, constructor…) keep their usual
-// meaning, so the dictionary still behaves as a plain object.
+// Only the agent's own tools are known: a name Object.prototype answers
+// (toString, constructor, __proto__…) is a tool the model invented, as in
+// Python's and Kotlin's dictionaries (with `in`, ADK took it for a tool and
+// failed on its missing runAsync). For this request's dictionary only.
 function isUnknownName(dict, key) {
-  return typeof key === 'string' && key !== '' && !(key in dict)
+  return typeof key === 'string' && key !== '' && !Object.hasOwn(dict, key)
 }
 
 // The Proxy handler of one request's toolsDict: any name the agent does not
@@ -315,11 +317,27 @@ class GuardedToolsDict {
     this.missing ??= new Map()
     let tool = this.missing.get(key)
     if (tool === undefined) {
-      tool = new MissingTool(key, dict)
+      tool = standIn(key, dict)
       this.missing.set(key, tool)
     }
     return tool
   }
+}
+
+/** The MissingTool for `key`. For a method name Object.prototype answers
+ * (toString, hasOwnProperty…) the stand-in is also that method, applied to
+ * whatever it is called on, so code using the dictionary as a plain object
+ * (`dict.hasOwnProperty(k)`, `String(dict)`) still works. */
+function standIn(key, dict) {
+  const inherited = Reflect.get(Object.prototype, key)
+  if (typeof inherited !== 'function') return new MissingTool(key, dict)
+  const method = function (...args) {
+    return Reflect.apply(inherited, this, args)
+  }
+  Object.setPrototypeOf(method, MissingTool.prototype)
+  Object.defineProperty(method, 'name', { value: key })
+  Object.assign(method, { description: 'Tool not found', isLongRunning: false, _registered: dict })
+  return method
 }
 
 function guardToolsDict(dict) {
