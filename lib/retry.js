@@ -13,13 +13,12 @@ const { retryEngineCreate, retryEngineRelease, retryGuidanceTexts, retryHotCalls
 // The per-failure calls: plain N-API callbacks taking one key number.
 const { retryFailure, retryUnknownToolFailure } = retryHotCalls()
 const { noteInvocationStarted } = require('./run_guarded.js')
+const { isNotFoundAnswer } = require('./not_found_answer.js')
 
 const TrackingScope = Object.freeze({ INVOCATION: 'invocation', GLOBAL: 'global' })
 const REFLECT_AND_RETRY_RESPONSE_TYPE = 'ERROR_HANDLED_BY_REFLECT_AND_RETRY_PLUGIN'
 const GLOBAL_SCOPE_KEY = '__global_reflect_and_retry_scope__'
 const RESULT_ERROR_EXCEEDED = 'A tool result reported an error and the retry limit was exceeded.'
-const NOT_FOUND_PREFIX = 'Invoking `'
-const NOT_FOUND_MARK = '()` failed as no tool with that name is available.'
 
 // Frees a plugin's native engine when the plugin is garbage collected.
 const engines = new FinalizationRegistry(retryEngineRelease)
@@ -342,11 +341,6 @@ function standIn(key, dict) {
 
 function guardToolsDict(dict) {
   return new Proxy(dict, new GuardedToolsDict())
-}
-
-function isNotFoundAnswer(result) {
-  const text = result.error
-  return typeof text === 'string' && text.startsWith(NOT_FOUND_PREFIX) && text.includes(NOT_FOUND_MARK)
 }
 
 // --- the plugin ---------------------------------------------------------------

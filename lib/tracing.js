@@ -17,6 +17,7 @@ const {
 const { fillPassThroughCallbacks, PASS } = require('./plugin_shell.js')
 const { noteInvocationStarted } = require('./run_guarded.js')
 const { callerOf } = require('./agent_tool_link.js')
+const { isNotFoundAnswer } = require('./not_found_answer.js')
 const { safeJson } = require('./tracing/json.js')
 const { flattenAgentTree, rootOf } = require('./tracing/agents.js')
 const { activeSpanContext } = require('./tracing/active_parent.js')
@@ -394,9 +395,8 @@ function responseJson(response, capture) {
  * limit (retry.md), for the span model to tell apart (an error either way
  * round the plugins are registered); any other result: '{}'. */
 function notFoundAnswerJson(response) {
-  const error = response.error
-  if (typeof error !== 'string' || !error.startsWith('Invoking `') || Object.keys(response).length !== 1) return '{}'
-  return safeJson({ error }) ?? '{}'
+  if (!isNotFoundAnswer(response) || Object.keys(response).length !== 1) return '{}'
+  return safeJson({ error: response.error }) ?? '{}'
 }
 
 /** Whether the span model can use the result afterToolCallback saw: none
