@@ -481,7 +481,7 @@ impl Tracer {
         let outcome = Outcome {
             finish_reason: resp.finish_reason.as_deref().map(str::to_lowercase),
             usage: resp.usage,
-            error: response_error(&resp),
+            error: response_error(&resp.error_code, &resp.error_message),
             content: resp.content_json,
         };
         outcome.apply(&mut span, inv.capture, inv.limit);
@@ -710,14 +710,10 @@ impl Tracer {
         if let Some(pos) = pos {
             // The event is the response afterModelCallback never saw.
             let (_, mut span) = inv.models.remove(pos);
-            let error = non_empty(&ev.error_code).map(|code| {
-                let message = non_empty(&ev.error_message).unwrap_or(code);
-                (code.to_string(), message.to_string())
-            });
             let outcome = Outcome {
                 finish_reason: ev.finish_reason.as_deref().map(str::to_lowercase),
                 usage: ev.usage,
-                error,
+                error: response_error(&ev.error_code, &ev.error_message),
                 content: if inv.capture { content.clone() } else { None },
             };
             outcome.apply(&mut span, inv.capture, limit);

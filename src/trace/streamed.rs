@@ -66,14 +66,11 @@ impl Outcome {
     }
 }
 
-/// The error a response reports (`errorCode`, message defaulting to it).
-pub fn response_error(resp: &ModelResponse) -> Option<(String, String)> {
-    let code = resp.error_code.as_deref().filter(|c| !c.is_empty())?;
-    let message = resp
-        .error_message
-        .as_deref()
-        .filter(|m| !m.is_empty())
-        .unwrap_or(code);
+/// The error a response reports (`errorCode`, message defaulting to it):
+/// a model's response, or an event standing for one.
+pub fn response_error(code: &Option<String>, message: &Option<String>) -> Option<(String, String)> {
+    let code = code.as_deref().filter(|c| !c.is_empty())?;
+    let message = message.as_deref().filter(|m| !m.is_empty()).unwrap_or(code);
     Some((code.to_string(), message.to_string()))
 }
 
@@ -112,7 +109,7 @@ impl StreamedTurn {
         if resp.has_usage || resp.usage.iter().any(Option::is_some) {
             self.usage = Some(resp.usage);
         }
-        if let Some(e) = response_error(&resp) {
+        if let Some(e) = response_error(&resp.error_code, &resp.error_message) {
             self.error = Some(e);
         }
         if let Some(c) = resp.content_json {

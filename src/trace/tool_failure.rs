@@ -12,6 +12,7 @@
 //! tool with that name is available. …" }` (retry.md), which stops the chain
 //! before this plugin's `onToolErrorCallback` when registered first.
 
+use crate::retry::guidance::TOOL_NOT_FOUND;
 use serde_json::Value;
 
 /// Which tool callback a plugin's error came from.
@@ -77,13 +78,13 @@ pub fn is_tool_failure(message: &str) -> bool {
             && message.ends_with(" is not found in the toolsDict."))
 }
 
-const NOT_FOUND_ANSWER: &str = "failed as no tool with that name is available.";
-
 /// ADK's own message for `tool`, when `response_json` is the retry plugin's
-/// answer to that invented name past its limit.
+/// answer to that invented name past its limit (its text: the retry
+/// engine's TOOL_NOT_FOUND pieces).
 pub fn not_found_answer(tool: &str, response_json: &str) -> Option<String> {
+    let [before_name, after_name, ..] = TOOL_NOT_FOUND;
     // Most results are not: skip parsing them.
-    if !response_json.contains(NOT_FOUND_ANSWER) {
+    if !response_json.contains(after_name) {
         return None;
     }
     let Ok(Value::Object(map)) = serde_json::from_str::<Value>(response_json) else {
@@ -93,8 +94,9 @@ pub fn not_found_answer(tool: &str, response_json: &str) -> Option<String> {
         (1, Some(Value::String(text))) => text,
         _ => return None,
     };
-    let first = format!("Invoking `{tool}()` {NOT_FOUND_ANSWER}");
-    text.starts_with(&first)
+    let named = text.strip_prefix(before_name)?.strip_prefix(tool)?;
+    named
+        .starts_with(after_name)
         .then(|| format!("Function {tool} is not found in the toolsDict."))
 }
 
