@@ -263,6 +263,9 @@ test('finishInterruptedInvocation drops that invocation only; idempotent, never 
   plugin.finishInterruptedInvocation(null);
   plugin.finishInterruptedInvocation({});
   plugin.finishInterruptedInvocation();
+  // Called unbound, as a callback: no instance, nothing to drop, no throw.
+  ['a', 'b'].forEach(plugin.finishInterruptedInvocation);
+  plugin.finishInterruptedInvocation.call({}, 'b');
   assert.equal((await fail(plugin, { context: ctx('a') })).retry_count, 1);
   assert.equal((await fail(plugin, { context: ctx('b') })).retry_count, 2);
 });

@@ -37,6 +37,14 @@ test('a consumer break is closed by finishInterruptedInvocation, idempotently', 
   tracing.finishInterruptedInvocation(42)
   tracing.finishInterruptedInvocation(undefined)
   tracing.finishInterruptedInvocation({ toString() { throw new Error('x') } })
+  // Called unbound, as a callback: no instance, nothing finished, no warning.
+  const warnings = []
+  const onWarning = (w) => warnings.push(w.message)
+  process.on('warning', onWarning)
+  ;[invocationId, 'x'].forEach(tracing.finishInterruptedInvocation)
+  await new Promise((r) => setImmediate(r))
+  process.off('warning', onWarning)
+  assert.deepEqual(warnings, [])
   assert.equal(tracing.getFinishedSpans().length, spans.length)
 })
 

@@ -472,9 +472,16 @@ class ReflectAndRetryToolPlugin {
   set scope(_) {}
 
   /** Drops the counts of an invocation that never reached afterRunCallback. */
+  /** Whether `value` is an instance (its private fields are there). */
+  static #owns(value) {
+    return value !== null && typeof value === 'object' && #scope in value
+  }
+
   finishInterruptedInvocation(invocationId) {
-    if (typeof invocationId !== 'string' || this.#scope !== TrackingScope.INVOCATION || this.#scopes.size === 0) return
     try {
+      // Never throws, called unbound (`ids.forEach(plugin.finishInterruptedInvocation)`) included.
+      if (typeof invocationId !== 'string' || !ReflectAndRetryToolPlugin.#owns(this)) return
+      if (this.#scope !== TrackingScope.INVOCATION || this.#scopes.size === 0) return
       this.#dropScope(invocationId)
     } catch {
       // never throws

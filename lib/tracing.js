@@ -888,7 +888,8 @@ class TracingPlugin {
 
   /** Ends what an invocation left open (sync, idempotent, never throws). */
   finishInterruptedInvocation(invocationId) {
-    if (typeof invocationId !== 'string') return
+    // Called unbound (`ids.forEach(tracing.finishInterruptedInvocation)`): nothing to finish.
+    if (typeof invocationId !== 'string' || !(this instanceof TracingPlugin)) return
     try {
       this._finish(invocationId, true)
     } catch (e) {
