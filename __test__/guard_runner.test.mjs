@@ -2,10 +2,10 @@
 // runGuarded does, AgentTool runs included; guarding twice wraps once.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { InMemoryRunner, LlmAgent } from '@google/adk'
+import { FunctionTool, InMemoryRunner, LlmAgent } from '@google/adk'
 import { ReflectAndRetryToolPlugin, TracingPlugin, guardRunner, runGuarded } from '../index.js'
 import { ScriptedLlm, call } from './helpers/scripted_llm.mjs'
-import { addTool, newSession, parallelWithStuckSubRun, plugin, request } from './helpers/tracing_helpers.mjs'
+import { addTool, agent, failingTool, newSession, parallelWithStuckSubRun, plugin, request } from './helpers/tracing_helpers.mjs'
 
 const INTERRUPTED = 'weave.google_adk.interrupted'
 
@@ -136,3 +136,59 @@ test('a guarded runner finishes AgentTool runs a break left open', async () => {
   const inner = spans.find((s) => s.name === 'invoke_agent helper' && s.parentSpanId === call_.spanId)
   assert.equal(inner.attributes[INTERRUPTED], true)
 })
+
+for (const how of ['runGuarded', 'guardRunner on both runners']) {
+  test(`a drained guarded run leaves a run its tool started on another runner going (${how})`, async () => {
+    // The tool starts a run on another runner and does not wait for it (fire
+    // and forget): when the guarded run is drained, that run is still going,
+    // its model call not yet answered and a tool failure still to come.
+    const tracing = new TracingPlugin({ exporter: 'memory' })
+    const retry = new ReflectAndRetryToolPlugin()
+    let release
+    const gate = new Promise((r) => (release = r))
+    const summarizer = agent('summarizer', [call('fail', {}), async () => (await gate, call('fail', {})), 'summary'], {
+      tools: [failingTool('down')],
+    })
+    const background = new InMemoryRunner({ agent: summarizer, appName: 'bg', plugins: [retry, tracing] })
+    let backgroundDone
+    const kickoff = new FunctionTool({
+      name: 'kickoff',
+      description: 'starts a background summary',
+      execute: async () => {
+        const events = background.runAsync(request(await newSession(background), 'summarize'))
+        backgroundDone = (async () => {
+          for await (const ev of events) void ev
+        })()
+        return { started: true }
+      },
+    })
+    const runner = new InMemoryRunner({
+      agent: agent('root', [call('kickoff', {}), 'started'], { tools: [kickoff] }),
+      appName: 'app',
+      plugins: [retry, tracing],
+    })
+    const req = request(await newSession(runner))
+    let events
+    if (how === 'runGuarded') {
+      events = runGuarded(runner, req)
+    } else {
+      guardRunner(runner)
+      guardRunner(background)
+      events = runner.runAsync(req)
+    }
+    for await (const ev of events) void ev
+    assert.equal(tracing.openInvocationCount, 1, 'the background run is still open')
+    release()
+    await backgroundDone
+    assert.equal(tracing.openInvocationCount, 0)
+    const spans = tracing.getFinishedSpans()
+    const bgRoot = spans.find((s) => s.parentSpanId === undefined && s.name === 'invoke_agent summarizer')
+    assert.equal(bgRoot.attributes[INTERRUPTED], undefined)
+    assert.match(bgRoot.attributes['gen_ai.output.messages'], /summary/)
+    // Its retry count went on: the second failure is its second.
+    const counts = spans
+      .filter((s) => s.name === 'execute_tool fail' && s.traceId === bgRoot.traceId)
+      .map((s) => s.attributes['adk.retry.count'])
+    assert.deepEqual(counts, [1, 2])
+  })
+}

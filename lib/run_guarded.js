@@ -14,6 +14,10 @@
 // and is guarded itself (lib/agent_tool.js). An id is noted in every enclosing
 // store, so the outermost guard also finishes inner runs that could not end
 // on their own (a consumer broke out while a parallel branch was inside one).
+// Only a run cut short does that: a run that was drained finishes its own
+// invocation alone, since any nested run still open then is not stuck but
+// still going (a tool's fire-and-forget run on another runner), and closing
+// it would cut its spans short and drop its retry counts mid-run.
 const { AsyncLocalStorage } = require('node:async_hooks')
 
 const startedInvocations = new AsyncLocalStorage()
@@ -22,6 +26,8 @@ const startedInvocations = new AsyncLocalStorage()
 class StartedInvocations {
   constructor(outer) {
     this.ids = new Set()
+    // This run's own invocation: the first id noted here, and its events'.
+    this.own = new Set()
     this.outer = outer
     // Set while this run is about to call the guarded runAsync of that
     // runner (runGuarded over a guarded runner, ADK's runEphemeral): that
@@ -37,7 +43,11 @@ function note(store, invocationId) {
 /** Called by plugins when a run starts; records the id for the guarded runs driving it. */
 function noteInvocationStarted(invocationId) {
   const store = startedInvocations.getStore()
-  if (store !== undefined && typeof invocationId === 'string') note(store, invocationId)
+  if (store !== undefined && typeof invocationId === 'string') {
+    // A run's plugins note it before any tool of it can start another run.
+    if (store.own.size === 0) store.own.add(invocationId)
+    note(store, invocationId)
+  }
 }
 
 function pluginsOf(runner) {
@@ -71,11 +81,19 @@ function finishAll(runner, ids) {
 async function* guarded(runner, start) {
   const store = new StartedInvocations(startedInvocations.getStore())
   const events = startedInvocations.run(store, start, store)
+  let drained = false
   try {
     while (true) {
       const step = await startedInvocations.run(store, () => events.next())
-      if (step.done) return step.value
-      if (typeof step.value?.invocationId === 'string') note(store, step.value.invocationId)
+      if (step.done) {
+        drained = true
+        return step.value
+      }
+      const id = step.value?.invocationId
+      if (typeof id === 'string') {
+        store.own.add(id)
+        note(store, id)
+      }
       yield step.value
     }
   } finally {
@@ -86,10 +104,11 @@ async function* guarded(runner, start) {
     } catch {
       // The inner generator failing while closing changes nothing here.
     } finally {
-      finishAll(runner, store.ids)
+      const finished = drained ? store.own : store.ids
+      finishAll(runner, finished)
       // Only this runner's plugins ever saw these invocations: the
       // enclosing runs need not finish them again.
-      for (let s = store.outer; s !== undefined; s = s.outer) for (const id of store.ids) s.ids.delete(id)
+      for (let s = store.outer; s !== undefined; s = s.outer) for (const id of finished) s.ids.delete(id)
     }
   }
 }
