@@ -270,6 +270,20 @@ test('finishInterruptedInvocation drops that invocation only; idempotent, never 
   assert.equal((await fail(plugin, { context: ctx('b') })).retry_count, 2);
 });
 
+test('the counts of at most 10,000 invocations are kept: runs nobody finished do not hold memory forever', async () => {
+  const plugin = new ReflectAndRetryToolPlugin({ maxRetries: 5 });
+  await fail(plugin, { context: ctx('oldest') });
+  await fail(plugin, { context: ctx('second') });
+  for (let i = 0; i < 9998; i++) await fail(plugin, { context: ctx(`cut-short-${i}`) });
+  // 10,000 scopes: all still counted.
+  assert.equal((await fail(plugin, { context: ctx('oldest') })).retry_count, 2);
+  // One more pushes out the oldest scope ('oldest' was counted again, but
+  // scopes age by when they were opened).
+  await fail(plugin, { context: ctx('newest') });
+  assert.equal((await fail(plugin, { context: ctx('oldest') })).retry_count, 1);
+  assert.equal((await fail(plugin, { context: ctx('newest') })).retry_count, 2);
+});
+
 test('a predicate that throws rejects the callback with its error', async () => {
   const bug = new Error('predicate bug');
   const plugin = new ReflectAndRetryToolPlugin({ retryPredicate: () => {

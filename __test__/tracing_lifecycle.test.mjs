@@ -4,7 +4,8 @@ import test from 'node:test'
 import assert from 'node:assert/strict'
 import { runGuarded } from '../index.js'
 import { call, runOnce } from './helpers/scripted_llm.mjs'
-import { agent, addTool, traced, rootOf, newSession, request, plugin, byName } from './helpers/tracing_helpers.mjs'
+import { InMemoryRunner } from '@google/adk'
+import { agent, addTool, traced, rootOf, newSession, request, plugin, byName, parallelWithStuckSubRun } from './helpers/tracing_helpers.mjs'
 
 const INTERRUPTED = 'weave.google_adk.interrupted'
 
@@ -140,6 +141,51 @@ test('maxOpenInvocations: past the cap the oldest is finished as interrupted', a
   assert.equal(roots[0].attributes[INTERRUPTED], true)
   for (const id of ids) tracing.finishInterruptedInvocation(id)
   assert.equal(tracing.openInvocationCount, 0)
+})
+
+test('finishing a run by hand forgets the AgentTool runs it ended: they no longer count against maxOpenInvocations', async () => {
+  // Two runs stay open (their models wait). Another, with an AgentTool run
+  // stuck in a parallel branch, is broken out of and finished by hand (the
+  // manual pattern), which ends that AgentTool run too. Then a fourth run
+  // starts: three are open, within the cap, so none is pushed out.
+  const tracing = traced(agent('unused', ['x']), { maxOpenInvocations: 3 }).tracing
+  let release
+  const gate = new Promise((r) => (release = r))
+  const waiting = async (name) => {
+    let entered
+    const inside = new Promise((r) => (entered = r))
+    const runner = new InMemoryRunner({ agent: agent(name, [async () => (entered(), await gate, 'late')]), appName: 'app', plugins: [tracing] })
+    const sid = await newSession(runner)
+    const done = (async () => {
+      for await (const ev of runner.runAsync(request(sid))) void ev
+    })()
+    await inside
+    return { done }
+  }
+  const slow = await waiting('slow')
+  const par = new InMemoryRunner({ agent: parallelWithStuckSubRun({ a: 1, b: 1 }), appName: 'app', plugins: [tracing] })
+  let outer
+  try {
+    for await (const ev of par.runAsync(request(await newSession(par)))) {
+      outer ??= ev.invocationId
+      if (ev.author === 'b' && ev.content?.parts?.some((p) => p.text)) break
+    }
+  } finally {
+    tracing.finishInterruptedInvocation(outer)
+  }
+  assert.equal(tracing.openInvocationCount, 1)
+  const held = await waiting('held')
+  const quick = new InMemoryRunner({ agent: agent('quick', ['ok']), appName: 'app', plugins: [tracing] })
+  await runOnce(quick)
+  release()
+  await Promise.all([slow.done, held.done])
+  assert.equal(tracing.openInvocationCount, 0)
+  const roots = tracing.getFinishedSpans().filter((s) => s.parentSpanId === undefined)
+  for (const name of ['slow', 'held']) {
+    const root = roots.find((s) => s.name === `invoke_agent ${name}`)
+    assert.equal(root.attributes[INTERRUPTED], undefined, `${name} was not pushed out`)
+    assert.match(root.attributes['gen_ai.output.messages'], /late/)
+  }
 })
 
 test('shutdown finishes open invocations, later callbacks are no-ops, spans stay readable', async () => {

@@ -353,6 +353,10 @@ const FRESH = 2 ** 31
 // (live plugins; pairs alive at once in one plugin).
 const MAX_ENGINE = 2 ** 21
 const MAX_SLOT = FRESH - 1
+/** Invocation scopes kept at most (as TracingPlugin's maxOpenInvocations
+ * default): runs cut short that nobody finished would otherwise keep their
+ * counts forever; past it the oldest scope is dropped. */
+const MAX_SCOPES = 10000
 
 // The failed tools of one scope (see #scopes).
 class ScopeKeys {
@@ -471,12 +475,12 @@ class ReflectAndRetryToolPlugin {
   }
   set scope(_) {}
 
-  /** Drops the counts of an invocation that never reached afterRunCallback. */
   /** Whether `value` is an instance (its private fields are there). */
   static #owns(value) {
     return value !== null && typeof value === 'object' && #scope in value
   }
 
+  /** Drops the counts of an invocation that never reached afterRunCallback. */
   finishInterruptedInvocation(invocationId) {
     try {
       // Never throws, called unbound (`ids.forEach(plugin.finishInterruptedInvocation)`) included.
@@ -602,6 +606,7 @@ class ReflectAndRetryToolPlugin {
     const scope = this.#scopeKey(toolContext)
     let keys = this.#scopes.get(scope)
     if (keys === undefined) {
+      if (this.#scopes.size >= MAX_SCOPES) this.#dropScope(this.#scopes.keys().next().value)
       keys = new ScopeKeys()
       this.#scopes.set(scope, keys)
     }

@@ -507,6 +507,10 @@ class TracingPlugin {
     this._open = new Set()
     this._seenToken = 0
     this._linked = false // an AgentTool run was linked to its call (lib/agent_tool.js)
+    // Caller's invocation id -> the AgentTool runs it started: ending the
+    // caller ends them (the native side does that to their spans), so they
+    // are forgotten here too. Bounded like the open invocations.
+    this._inner = new Map()
     // History captured once per conversation (off: today's full capture).
     this._histories = envFullCapture() ? undefined : new Histories((slot) => this._r.forgetHistory(slot))
     // Tool declarations checked against the agent's last ones (off: each serialised).
@@ -623,6 +627,7 @@ class TracingPlugin {
     if (caller !== undefined) {
       this._linked = true
       r.link(id, caller.invocationId, caller.functionCallId, caller.toolName)
+      this._noteInner(caller.invocationId, id)
     }
     this._handOverSoon()
   }
@@ -1005,6 +1010,33 @@ class TracingPlugin {
   _forget(id) {
     this._open.delete(id)
     if (this._treeless.size !== 0) this._treeless.delete(id)
+    if (this._inner.size !== 0) this._forgetInner(id)
+  }
+
+  _noteInner(callerId, id) {
+    let runs = this._inner.get(callerId)
+    if (runs === undefined) {
+      if (this._inner.size >= this._maxOpen) this._inner.delete(this._inner.keys().next().value)
+      this._inner.set(callerId, (runs = []))
+    }
+    runs.push(id)
+  }
+
+  /** Forgets the AgentTool runs `id` started, theirs, and so on: its end
+   * ended them (already ended ones are gone from the sets anyway). */
+  _forgetInner(id) {
+    const pending = [id]
+    while (pending.length !== 0) {
+      const caller = pending.pop()
+      const runs = this._inner.get(caller)
+      if (runs === undefined) continue
+      this._inner.delete(caller)
+      for (const run of runs) {
+        this._open.delete(run)
+        if (this._treeless.size !== 0) this._treeless.delete(run)
+        pending.push(run)
+      }
+    }
   }
 
   /** Emits what the exporter thread had to say (each text once per process). */
@@ -1032,6 +1064,7 @@ class TracingPlugin {
     if (this._shutdownPromise) return this._shutdownPromise
     this._stopped = true
     this._open.clear()
+    this._inner.clear()
     pinned.delete(this)
     try {
       const settle = () => {
@@ -1072,6 +1105,7 @@ class TracingPlugin {
     this._flush()
     if (native.openInvocationCount > 0) native.finishAll(true)
     this._open.clear()
+    this._inner.clear()
     pinned.delete(this)
   }
 
