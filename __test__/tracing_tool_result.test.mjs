@@ -41,6 +41,24 @@ test('an earlier plugin answers onEventCallback: the result afterToolCallback sa
   assert.equal(tracing.openInvocationCount, 0)
 })
 
+test('an earlier plugin answers onEventCallback in a run of 70 tool calls: every span gets the result afterToolCallback saw', async () => {
+  // More results than an invocation holds (64): the oldest are made JSON
+  // when pushed out, in one turn of parallel calls and over many turns.
+  const echo = new FunctionTool({ name: 'echo', description: 'echo', execute: async ({ i }) => ({ i }) })
+  const calls = Array.from({ length: 70 }, (_, i) => ({ functionCall: { name: 'echo', args: { i }, id: `c${i}` } }))
+  for (const script of [[calls, 'done'], [...calls.map((c) => [c]), 'done']]) {
+    const { tracing, runner } = traced(agent('a', script, { tools: [echo] }), { before: [redactor()] })
+    await runOnce(runner)
+    const tools = byName(tracing.getFinishedSpans(), 'execute_tool echo')
+    assert.equal(tools.length, 70)
+    for (const span of tools) {
+      const i = Number(span.attributes['gen_ai.tool.call.id'].slice(1))
+      assert.equal(span.attributes['gen_ai.tool.call.result'], JSON.stringify({ i }))
+    }
+    assert.equal(tracing.openInvocationCount, 0)
+  }
+})
+
 test('without content capture the result afterToolCallback saw is not recorded', async () => {
   const root = agent('a', [call('add', { a: 1, b: 2 }), 'three'], { tools: [addTool()] })
   const { tracing, runner } = traced(root, { before: [redactor()], captureContent: false })

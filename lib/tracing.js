@@ -408,9 +408,9 @@ function keepsSeenResult(result, capture) {
 }
 
 // Results afterToolCallback saw, held per invocation (at most this many
-// each, the latest) until it ends: only those no function response event
-// answered (by call id) are then made JSON, so the usual path stringifies
-// a result once, on the event.
+// each, the latest; an older one is made JSON when pushed out) until it
+// ends: only those no function response event answered (by call id) are
+// then made JSON, so the usual path stringifies a result once, on the event.
 const SEEN_PER_INVOCATION = 64
 
 // Agent trees a tracer keeps, each sent once (src/js/tracing/records.rs
@@ -927,7 +927,11 @@ class TracingPlugin {
       held = new Map()
       this._seen.set(id, held)
     } else if (held.size >= SEEN_PER_INVOCATION) {
-      held.delete(held.keys().next().value)
+      // The oldest result still unanswered gets its JSON now instead (a
+      // function response event coming later still wins).
+      const [token, seen] = held.entries().next().value
+      held.delete(token)
+      this._r.supplySeen(id, token, responseJson(seen.result, this._capture))
     }
     const token = (this._seenToken = (this._seenToken % 0xfffffffe) + 1)
     held.set(token, { result, callId })
