@@ -164,3 +164,59 @@ test('no exporter configured: one warning per process saying how to configure', 
     Object.assign(process.env, saved)
   }
 })
+
+test('throwing getters in a response usageMetadata or a request config: that run and the runs beside it are traced whole', async () => {
+  const { InMemoryRunner } = await import('@google/adk')
+  const { runOnce } = await import('./helpers/scripted_llm.mjs')
+  const { agent, byName, plugin } = await import('./helpers/tracing_helpers.mjs')
+  const hostile = (what) => ({
+    get() {
+      throw new Error(`${what} getter`)
+    },
+    enumerable: true,
+    configurable: true,
+  })
+  const usageMetadata = Object.defineProperty({ candidatesTokenCount: 2 }, 'promptTokenCount', hostile('usage'))
+  const answer = { content: { role: 'model', parts: [{ text: 'answer' }] }, finishReason: 'STOP', usageMetadata }
+  // Registered before tracing; ADK's own model call then fails on the getter too.
+  const seedGetter = plugin('seed_getter', {
+    beforeModelCallback: async ({ callbackContext, llmRequest }) => {
+      if (callbackContext.agentName === 'odd_config') Object.defineProperty(llmRequest.config, 'seed', hostile('config'))
+      return undefined
+    },
+  })
+  const tracing = new TracingPlugin({ exporter: 'memory' })
+  const runnerOf = (root) => new InMemoryRunner({ agent: root, appName: 'app', plugins: [seedGetter, tracing] })
+  const runners = [
+    runnerOf(agent('odd_usage', [answer])),
+    runnerOf(agent('odd_config', ['unreached'], { generateContentConfig: { temperature: 0.5 } })),
+    runnerOf(agent('normal', ['fine 1', 'fine 2'])),
+  ]
+  const warnings = []
+  const onWarning = (w) => warnings.push(w.message)
+  process.on('warning', onWarning)
+  await Promise.all([runOnce(runners[0]), runOnce(runners[1]), runOnce(runners[2]), runOnce(runners[2])])
+  await new Promise((r) => setImmediate(r))
+  process.off('warning', onWarning)
+  assert.deepEqual(warnings, [])
+  assert.equal(tracing.openInvocationCount, 0)
+  const spans = tracing.getFinishedSpans()
+  const roots = spans.filter((s) => s.parentSpanId === undefined)
+  assert.deepEqual(roots.map((s) => s.name).sort(), ['invoke_agent normal', 'invoke_agent normal', 'invoke_agent odd_config', 'invoke_agent odd_usage'])
+  for (const root of roots) assert.equal(root.attributes['weave.google_adk.interrupted'], undefined)
+  const chats = byName(spans, 'chat scripted-model')
+  assert.equal(chats.length, 4)
+  const chatOf = (name) => chats.find((s) => s.attributes['gen_ai.agent.name'] === name)
+  const usageChat = chatOf('odd_usage')
+  assert.equal(usageChat.attributes['gen_ai.usage.output_tokens'], 2)
+  assert.equal(usageChat.attributes['gen_ai.usage.input_tokens'], undefined)
+  assert.deepEqual(usageChat.attributes['gen_ai.response.finish_reasons'], ['stop'])
+  const configChat = chatOf('odd_config')
+  assert.equal(configChat.attributes['gen_ai.request.temperature'], 0.5)
+  assert.equal(configChat.attributes['gen_ai.request.seed'], undefined)
+  assert.match(configChat.attributes['gen_ai.input.messages'], /hi/)
+  for (const chat of chats.filter((s) => s.attributes['gen_ai.agent.name'] === 'normal')) {
+    assert.deepEqual(chat.attributes['gen_ai.usage.output_tokens'], undefined)
+    assert.match(chat.attributes['gen_ai.output.messages'], /fine/)
+  }
+})

@@ -281,9 +281,27 @@ const CONFIG_PREFIXES = CONFIG_KEYS.map((k) => `${JSON.stringify(k)}:`)
  * intermediate object, and the same numbers as the last call's give back
  * its text (an agent sends the same config on every call); anything else
  * takes the general path. Each key is read once (a getter runs once, as
- * before). */
+ * before), unless a getter throws: then each is read again on its own. */
 function configJson(config) {
   if (config === null || typeof config !== 'object') return undefined
+  try {
+    return configJsonOf(config)
+  } catch {
+    // A getter threw: the fields that can be read, as plain values.
+    const readable = {}
+    for (const key of CONFIG_KEYS) {
+      try {
+        const v = config[key]
+        if (v !== undefined) readable[key] = v
+      } catch {
+        // left out, as a field the config does not set
+      }
+    }
+    return configJsonOf(readable)
+  }
+}
+
+function configJsonOf(config) {
   const values = configValues
   const last = lastConfig.values
   let same = true

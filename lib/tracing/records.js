@@ -52,6 +52,9 @@ const MAX_BIG_CHARS = 4 * 1024 * 1024
 
 const now = () => performance.now()
 
+/** The usageMetadata counts a record holds, in order. */
+const USAGE_KEYS = ['promptTokenCount', 'candidatesTokenCount', 'totalTokenCount', 'thoughtsTokenCount', 'cachedContentTokenCount']
+
 class Records {
   constructor() {
     this.nums = new Float64Array(1024)
@@ -254,11 +257,28 @@ class Records {
       return
     }
     this.nums[this.n++] = 1
-    this.count(usage.promptTokenCount)
-    this.count(usage.candidatesTokenCount)
-    this.count(usage.totalTokenCount)
-    this.count(usage.thoughtsTokenCount)
-    this.count(usage.cachedContentTokenCount)
+    const start = this.n
+    try {
+      this.count(usage.promptTokenCount)
+      this.count(usage.candidatesTokenCount)
+      this.count(usage.totalTokenCount)
+      this.count(usage.thoughtsTokenCount)
+      this.count(usage.cachedContentTokenCount)
+    } catch {
+      // A getter threw: each count again on its own, a throwing one as none,
+      // so the record keeps its layout (a half-written record would spoil
+      // the whole batch, other runs' records included).
+      this.n = start
+      for (const key of USAGE_KEYS) {
+        let v
+        try {
+          v = usage[key]
+        } catch {
+          v = undefined
+        }
+        this.count(v)
+      }
+    }
   }
 
   count(v) {
