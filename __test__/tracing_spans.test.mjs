@@ -347,3 +347,35 @@ test('parallel branches given the same call id: each span keeps its own callback
   assert.deepEqual(of('b').status, { code: 0 })
   assert.deepEqual(parse(of('b').attributes['gen_ai.tool.call.result']), { who: 'b' })
 })
+
+test('an agent outside the root tree, run inside two tool calls: a span under each call, ended within it', async () => {
+  // The tool runs the agent in its own invocation (not an AgentTool run):
+  // the agent is not in the root's tree, so its span hangs under the call.
+  const helper = agent('hidden_helper', ['helped 1', 'helped 2'])
+  const delegate = new adk.FunctionTool({
+    name: 'delegate',
+    description: 'asks the helper',
+    execute: async (_args, toolContext) => {
+      const ctx = new adk.InvocationContext({ ...toolContext.invocationContext, agent: helper })
+      let text = ''
+      for await (const ev of helper.runAsync(ctx)) text = ev.content?.parts?.[0]?.text ?? text
+      return { text }
+    },
+  })
+  const root = agent('boss', [call('delegate', { n: 1 }), call('delegate', { n: 2 }), 'done'], { tools: [delegate] })
+  const { tracing, runner } = traced(root)
+  await runOnce(runner)
+  const spans = tracing.getFinishedSpans()
+  const calls = byName(spans, 'execute_tool delegate')
+  const helpers = byName(spans, 'invoke_agent hidden_helper')
+  assert.equal(calls.length, 2)
+  assert.equal(helpers.length, 2)
+  for (const [i, span] of helpers.entries()) {
+    const parent = calls.find((c) => c.spanId === span.parentSpanId)
+    assert.ok(parent, 'under a tool call')
+    assert.equal(parent.attributes['gen_ai.tool.call.arguments'], JSON.stringify({ n: i + 1 }))
+    assert.ok(span.startTimeUnixNano >= parent.startTimeUnixNano && span.endTimeUnixNano <= parent.endTimeUnixNano, 'within its call')
+    const chat = spans.find((s) => s.name === 'chat scripted-model' && s.parentSpanId === span.spanId)
+    assert.match(chat.attributes['gen_ai.output.messages'], new RegExp(`helped ${i + 1}`))
+  }
+})

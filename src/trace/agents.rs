@@ -95,3 +95,35 @@ fn close_finished_siblings(
         }
     }
 }
+
+/// Ends the agent spans an `execute_tool` span holds (agents outside the
+/// root's tree, run inside that call), and theirs, as that span ends at
+/// `end`: a child never outlives its parent, and the agent's next run, in
+/// another call, gets a span of its own.
+pub fn end_agents_under(
+    inv: &mut Invocation,
+    tool_span: [u8; 8],
+    end: u64,
+    ended: &mut Vec<SpanData>,
+) {
+    if !inv.agents.iter().any(|(_, s)| s.parent == Some(tool_span)) {
+        return;
+    }
+    // Creation order puts a child after its parent.
+    let mut held: Vec<[u8; 8]> = Vec::new();
+    for (_, s) in &inv.agents {
+        if s.parent
+            .is_some_and(|p| p == tool_span || held.contains(&p))
+        {
+            held.push(s.id);
+        }
+    }
+    let mut i = inv.agents.len();
+    while i > 0 {
+        i -= 1;
+        if held.contains(&inv.agents[i].1.id) {
+            let (_, span) = inv.agents.remove(i);
+            ended.push(span.finish(inv.trace_id, end, inv.limit));
+        }
+    }
+}

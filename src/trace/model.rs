@@ -2,7 +2,7 @@
 //! finished spans handed to a `SpanSink`. Every method is cheap and never
 //! panics on odd input; heavy JSON work is deferred (genai.rs).
 
-use super::agents::ensure_agent_in;
+use super::agents::{end_agents_under, ensure_agent_in};
 use super::attributes::{apply_tool_outcome, deferred, ConfigCache};
 use super::fast_map::FastMap;
 use super::genai::MessageShape;
@@ -669,6 +669,7 @@ impl Tracer {
                     t.span.error(tool_code, tool_msg);
                     now
                 };
+                end_agents_under(inv, t.span.id, end, &mut ended);
                 ended.push(t.span.finish(trace_id, end, limit));
             }
             // A plugin registered after this one threw in afterToolCallback:
@@ -681,6 +682,7 @@ impl Tracer {
                 if let Some(i) = last {
                     let mut t = inv.tools.remove(i);
                     t.span.error(tool_code, tool_msg);
+                    end_agents_under(inv, t.span.id, now, &mut ended);
                     ended.push(t.span.finish(trace_id, now, limit));
                 }
             }
@@ -725,6 +727,7 @@ impl Tracer {
             };
             let mut t = inv.tools.remove(i);
             apply_tool_outcome(&mut t, fr.response_json, inv.capture);
+            end_agents_under(inv, t.span.id, t.last_callback, &mut ended);
             ended.push(t.span.finish(inv.trace_id, t.last_callback, limit));
         }
         if content.is_some() {
@@ -793,7 +796,8 @@ impl Tracer {
             let d = turn.finish(trace_id, capture, limit, cut);
             self.emit(d);
         }
-        for mut t in inv.tools.drain(..) {
+        let mut ended = Vec::new();
+        for mut t in std::mem::take(&mut inv.tools) {
             // A tool callback that ran (after, or on error) completed it;
             // no function response came: the result afterToolCallback saw.
             let end = if t.callbacks_done || t.errored {
@@ -805,7 +809,10 @@ impl Tracer {
                 t.span.set(INTERRUPTED, AttributeValue::Bool(true));
                 now
             };
-            let d = t.span.finish(trace_id, end, limit);
+            end_agents_under(&mut inv, t.span.id, end, &mut ended);
+            ended.push(t.span.finish(trace_id, end, limit));
+        }
+        for d in ended {
             self.emit(d);
         }
         while let Some((_, span)) = inv.agents.pop() {

@@ -295,6 +295,36 @@ fn sequential_siblings_close_and_unknown_agents_nest_under_tools() {
 }
 
 #[test]
+fn an_unknown_agent_ends_with_the_tool_call_it_ran_in() {
+    let (mut t, sink) = tracer();
+    start(&mut t, "i1", vec![agent("a", None, false)]);
+    for call in ["c1", "c2"] {
+        t.before_tool("i1", Some("a"), "delegate", Some(call), None);
+        t.before_model("i1", Some("inner"), ModelRequest::default());
+        t.after_model("i1", Some("inner"), ModelResponse::default());
+        t.after_tool("i1", Some("a"), "delegate", Some(call), 0);
+        t.on_event("i1", response(call, "delegate", "{}"));
+    }
+    let spans = sink.spans();
+    // Each call's agent span ended with the call, before it, within it.
+    let tools: Vec<_> = spans
+        .iter()
+        .filter(|s| s.name == "execute_tool delegate")
+        .collect();
+    let inners: Vec<_> = spans
+        .iter()
+        .filter(|s| s.name == "invoke_agent inner")
+        .collect();
+    assert_eq!((tools.len(), inners.len()), (2, 2));
+    for (tool, inner) in tools.iter().zip(&inners) {
+        assert_eq!(inner.parent_span_id, Some(tool.span_id));
+        assert!(inner.end_time_unix_nano <= tool.end_time_unix_nano);
+    }
+    t.finish("i1", false);
+    assert_eq!(named(&sink.spans(), "invoke_agent inner").len(), 2);
+}
+
+#[test]
 fn cap_finishes_the_oldest_and_late_callbacks_are_ignored() {
     let (mut t, sink) = recording_tracer(2);
     for i in 0..3 {
