@@ -2,7 +2,7 @@
 import test from 'node:test'
 import assert from 'node:assert/strict'
 import * as adk from '@google/adk'
-import { call, runOnce } from './helpers/scripted_llm.mjs'
+import { ScriptedLlm, call, runOnce } from './helpers/scripted_llm.mjs'
 import { agent, addTool, failingTool, traced, one, byName, rootOf, plugin } from './helpers/tracing_helpers.mjs'
 import { needsAdk2 } from './helpers/adk_version.mjs'
 
@@ -378,4 +378,21 @@ test('an agent outside the root tree, run inside two tool calls: a span under ea
     const chat = spans.find((s) => s.name === 'chat scripted-model' && s.parentSpanId === span.spanId)
     assert.match(chat.attributes['gen_ai.output.messages'], new RegExp(`helped ${i + 1}`))
   }
+})
+
+test("an agent's empty description ('', ADK's default) is on its agent span as on the root", async () => {
+  const root = new adk.SequentialAgent({
+    name: 'root',
+    subAgents: [
+      new adk.LlmAgent({ name: 'plain', model: new ScriptedLlm(['p']) }),
+      agent('described', ['d'], { description: 'has one' }),
+    ],
+  })
+  const { tracing, runner } = traced(root)
+  await runOnce(runner)
+  const spans = tracing.getFinishedSpans()
+  const description = (s) => s.attributes['gen_ai.agent.description']
+  assert.equal(description(rootOf(spans)), '')
+  const agents = spans.filter((s) => s.name.startsWith('invoke_agent') && s.parentSpanId !== undefined)
+  assert.deepEqual(Object.fromEntries(agents.map((s) => [s.attributes['gen_ai.agent.name'], description(s)])), { root: '', plain: '', described: 'has one' })
 })

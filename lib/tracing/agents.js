@@ -30,7 +30,9 @@ function flattenAgentTree(root) {
     if (agent === null || typeof agent !== 'object' || seen.has(agent) || depth > 64) return
     seen.add(agent)
     const name = str(agent.name)
-    out.push(name, parentName, str(agent.description), str(agent.model), isSequential(agent) ? '1' : '')
+    // A description is kept as it is, '' included (ADK's default), as the root's.
+    const description = typeof agent.description === 'string' ? agent.description : undefined
+    out.push(name, parentName, description, str(agent.model), isSequential(agent) ? '1' : '')
     const subs = agent.subAgents
     if (Array.isArray(subs)) for (const sub of subs) walk(sub, name, depth + 1)
   }

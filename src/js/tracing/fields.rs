@@ -209,7 +209,7 @@ impl<'a> Fields<'a> {
             out.push(AgentInfo {
                 name: self.key()?.unwrap_or_default(),
                 parent: self.key()?.filter(|p| !p.is_empty()),
-                description: self.text()?.filter(|p| !p.is_empty()),
+                description: self.text()?,
                 model: self.text()?.filter(|p| !p.is_empty()),
                 sequential: self.text()?.is_some_and(|s| !s.is_empty()),
             });
