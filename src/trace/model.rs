@@ -638,9 +638,11 @@ impl Tracer {
         let mut ended = Vec::new();
         let author = ev.author.as_deref().unwrap_or("");
         if non_empty(&ev.error_code).is_some() || non_empty(&ev.error_message).is_some() {
-            let code = non_empty(&ev.error_code).unwrap_or("Error").to_string();
-            let msg = non_empty(&ev.error_message)
-                .or(non_empty(&ev.error_code))
+            // tracing.md's `??`: a field that is there counts, even empty
+            // (a model error thrown as `new Error('')` has message '').
+            let code = ev.error_code.as_deref().unwrap_or("Error").to_string();
+            let msg = (ev.error_message.as_deref())
+                .or(ev.error_code.as_deref())
                 .unwrap_or("ADK event error")
                 .to_string();
             // A tool call whose callbacks threw (ReflectAndRetryToolPlugin

@@ -350,6 +350,37 @@ fn cap_finishes_the_oldest_and_late_callbacks_are_ignored() {
 }
 
 #[test]
+fn root_errors_take_fields_that_are_there_even_empty() {
+    // tracing.md: error.type = errorCode ?? 'Error', message errorMessage ??
+    // errorCode ?? 'ADK event error'.
+    let cases = [
+        (Some("UNKNOWN_ERROR"), Some(""), "UNKNOWN_ERROR", ""),
+        (Some("SAFETY"), None, "SAFETY", "SAFETY"),
+        (None, Some("boom"), "Error", "boom"),
+        (Some(""), Some("boom"), "", "boom"),
+    ];
+    for (code, message, want_type, want_message) in cases {
+        let (mut t, sink) = tracer();
+        start(&mut t, "i1", vec![agent("a", None, false)]);
+        t.on_event(
+            "i1",
+            EventInfo {
+                author: Some("a".into()),
+                error_code: code.map(Into::into),
+                error_message: message.map(Into::into),
+                ..Default::default()
+            },
+        );
+        t.finish("i1", false);
+        let spans = sink.spans();
+        let root = spans.last().expect("root");
+        assert_eq!(root.status.code, StatusCode::Error, "{code:?} {message:?}");
+        assert_eq!(text(root, "error.type").as_deref(), Some(want_type));
+        assert_eq!(root.status.message.as_deref(), Some(want_message));
+    }
+}
+
+#[test]
 fn model_error_and_error_codes() {
     let (mut t, sink) = tracer();
     start(&mut t, "i1", vec![]);
