@@ -250,13 +250,19 @@ test('tracing: invocation ids and tool names that differ get their own traces an
       // error of tool y must land on y's span, not on x's.
       const toolContext = { invocationId: a, agentName: 'agent', functionCallId: undefined }
       await tracing.beforeToolCallback({ tool: { name: x }, toolArgs: {}, toolContext })
+      await new Promise((r) => setImmediate(r))
       await tracing.beforeToolCallback({ tool: { name: y }, toolArgs: {}, toolContext })
       await tracing.onToolErrorCallback({ tool: { name: y }, toolArgs: {}, toolContext, error: new Error('y failed') })
       await tracing.afterRunCallback(ic(a))
       await tracing.afterRunCallback(ic(b))
       const spans = tracing.getFinishedSpans()
-      const tools = spans.filter((s) => s.attributes['gen_ai.operation.name'] === 'execute_tool')
+      // In start order: x's span first (spans are read in end order, and
+      // y's, ended by its error, ended first). The names may read alike.
+      const tools = spans
+        .filter((s) => s.attributes['gen_ai.operation.name'] === 'execute_tool')
+        .sort((p, q) => (p.startTimeUnixNano < q.startTimeUnixNano ? -1 : p.startTimeUnixNano > q.startTimeUnixNano ? 1 : 0))
       assert.equal(tools.length, 2)
+      assert.ok(tools[0].startTimeUnixNano < tools[1].startTimeUnixNano)
       assert.deepEqual(tools.map((s) => s.status.code), [0, 2], 'the first tool span (x) is not the failed one')
       const ids = new Set(spans.map((s) => s.spanId))
       const roots = spans.filter((s) => !ids.has(s.parentSpanId))

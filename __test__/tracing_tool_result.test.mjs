@@ -6,7 +6,7 @@ import assert from 'node:assert/strict'
 import { Context, FunctionTool, InvocationContext, LongRunningFunctionTool, PluginManager } from '@google/adk'
 import { ReflectAndRetryToolPlugin } from '../index.js'
 import { call, runOnce } from './helpers/scripted_llm.mjs'
-import { agent, addTool, traced, one, byName, plugin, newSession, request } from './helpers/tracing_helpers.mjs'
+import { agent, addTool, traced, one, byName, plugin, newSession, request, rootOf } from './helpers/tracing_helpers.mjs'
 
 const isResponseEvent = (event) => event.content?.parts?.some((p) => p.functionResponse)
 
@@ -39,6 +39,9 @@ test('an earlier plugin answers onEventCallback: the result afterToolCallback sa
   const chats = byName(spans, 'chat scripted-model').sort((x, y) => Number(x.startTimeUnixNano - y.startTimeUnixNano))
   assert.ok(tool.endTimeUnixNano <= chats[1].startTimeUnixNano)
   assert.equal(tracing.openInvocationCount, 0)
+  // Ended back then, it is read in end order all the same (api.md).
+  for (let i = 1; i < spans.length; i++) assert.ok(spans[i - 1].endTimeUnixNano <= spans[i].endTimeUnixNano, `span ${i} in end order`)
+  assert.equal(spans.at(-1), rootOf(spans))
 })
 
 test('an earlier plugin answers onEventCallback in a run of 70 tool calls: every span gets the result afterToolCallback saw', async () => {

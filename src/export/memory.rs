@@ -25,11 +25,22 @@ impl MemorySink {
     }
 }
 
+/// Puts `span` after every span that ended no later (ties keep arrival
+/// order). Spans mostly arrive in end order; a tool call whose end is known
+/// only later (it ends at its last callback, when its function response
+/// event comes, or the run's end) arrives after spans that ended after it.
+fn insert_in_end_order(spans: &mut Vec<SpanData>, span: SpanData) {
+    let at = (spans.iter())
+        .rposition(|s| s.end_time_unix_nano <= span.end_time_unix_nano)
+        .map_or(0, |i| i + 1);
+    spans.insert(at, span);
+}
+
 impl SpanSink for MemorySink {
     fn on_end(&self, span: SpanData) {
         match self.spans.lock() {
-            Ok(mut spans) => spans.push(span),
-            Err(poisoned) => poisoned.into_inner().push(span),
+            Ok(mut spans) => insert_in_end_order(&mut spans, span),
+            Err(poisoned) => insert_in_end_order(&mut poisoned.into_inner(), span),
         }
     }
 
@@ -39,4 +50,36 @@ impl SpanSink for MemorySink {
 
     // Spans stay readable after shutdown (tracing.md).
     fn shutdown(&self, _timeout: Duration) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::span::Status;
+
+    fn ended_at(name: &str, end: u64) -> SpanData {
+        SpanData {
+            trace_id: [1; 16],
+            span_id: [2; 8],
+            parent_span_id: None,
+            name: name.into(),
+            start_time_unix_nano: 0,
+            end_time_unix_nano: end,
+            attributes: Vec::new(),
+            status: Status::default(),
+            remote_parent: false,
+            parent_is_remote: false,
+            trace_state: None,
+        }
+    }
+
+    #[test]
+    fn spans_are_read_in_end_order_whenever_they_arrive() {
+        let sink = MemorySink::new();
+        for (name, end) in [("a", 10), ("b", 30), ("late", 20), ("tie", 30), ("c", 40)] {
+            sink.on_end(ended_at(name, end));
+        }
+        let names: Vec<String> = sink.spans().into_iter().map(|s| s.name).collect();
+        assert_eq!(names, ["a", "late", "b", "tie", "c"]);
+    }
 }
