@@ -192,3 +192,40 @@ for (const how of ['runGuarded', 'guardRunner on both runners']) {
     assert.deepEqual(counts, [1, 2])
   })
 }
+
+for (const where of ['onUserMessageCallback', 'beforeRunCallback']) {
+  test(`a run a plugin registered first stops in ${where}: finished on the plugins that saw it start`, async () => {
+    // Neither of this package's plugins sees the run: the one that throws
+    // comes before them, or they are not registered at all.
+    for (const withTracing of [true, false]) {
+      for (const how of ['runGuarded', 'guardRunner']) {
+        const seen = []
+        const finished = []
+        const spy = plugin('spy', {
+          onUserMessageCallback: async ({ invocationContext }) => {
+            seen.push(invocationContext.invocationId)
+            return undefined
+          },
+        })
+        spy.finishInterruptedInvocation = (id) => finished.push(id)
+        const thrower = plugin('thrower', {
+          [where]: async () => {
+            throw new Error('no run today')
+          },
+        })
+        const tracing = new TracingPlugin({ exporter: 'memory' })
+        const root = new LlmAgent({ name: 'root', model: new ScriptedLlm(['x']) })
+        const plugins = withTracing ? [spy, thrower, tracing] : [spy, thrower]
+        const runner = new InMemoryRunner({ agent: root, appName: 'app', plugins })
+        const req = request(await newSession(runner))
+        const events = how === 'runGuarded' ? runGuarded(runner, req) : guardRunner(runner).runAsync(req)
+        await assert.rejects(async () => {
+          for await (const ev of events) void ev
+        }, /no run today/)
+        assert.equal(seen.length, 1)
+        assert.deepEqual(finished, seen, `${how}, ${withTracing ? 'with' : 'without'} TracingPlugin`)
+        assert.equal(tracing.openInvocationCount, 0)
+      }
+    }
+  })
+}

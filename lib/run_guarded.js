@@ -6,9 +6,10 @@
 // A run can throw before its first event (another plugin's
 // onUserMessageCallback/beforeRunCallback, a failed session lookup), so ids
 // seen on events are not enough. Each step of the inner generator runs inside
-// an AsyncLocalStorage store; our plugins call noteInvocationStarted(id) from
-// their first callback of a run, which records the id in the store of the
-// guarded run that is driving it (and costs one getStore() otherwise).
+// an AsyncLocalStorage store; the runner's PluginManager (watchRunStarts) and
+// our plugins call noteInvocationStarted(id) as a run starts, which records
+// the id in the store of the guarded run that is driving it (and costs one
+// getStore() otherwise).
 //
 // Runs nest: an AgentTool's inner run is driven from inside its caller's step,
 // and is guarded itself (lib/agent_tool.js). An id is noted in every enclosing
@@ -50,6 +51,44 @@ function noteInvocationStarted(invocationId) {
   }
 }
 
+// The runner's PluginManager is how a guard learns a run's id even when the
+// run throws before any plugin of this package saw it (a plugin registered
+// before them throws in onUserMessageCallback or beforeRunCallback): ADK
+// hands the new InvocationContext to these two methods first. Each is
+// wrapped once per PluginManager, on the instance only; outside a guarded
+// run the wrapper costs one getStore().
+const RUN_STARTS = ['runOnUserMessageCallback', 'runBeforeRunCallback']
+const watchedManagers = new WeakSet()
+
+function watchRunStarts(runner) {
+  let manager
+  try {
+    manager = runner.pluginManager
+    if (manager === null || typeof manager !== 'object' || watchedManagers.has(manager)) return
+    watchedManagers.add(manager)
+    for (const method of RUN_STARTS) {
+      const original = manager[method]
+      if (typeof original !== 'function') continue
+      Object.defineProperty(manager, method, {
+        value: function noteRunStart(params) {
+          let id
+          try {
+            id = params?.invocationContext?.invocationId
+          } catch {
+            // an unreadable context: the plugins' own notes remain
+          }
+          noteInvocationStarted(id)
+          return original.apply(this, arguments)
+        },
+        writable: true,
+        configurable: true,
+      })
+    }
+  } catch {
+    // A frozen or foreign manager: ids come from the plugins and events.
+  }
+}
+
 function pluginsOf(runner) {
   try {
     const plugins = runner?.pluginManager?.plugins
@@ -79,6 +118,7 @@ function finishAll(runner, ids) {
  * on every plugin of `runner`.
  */
 async function* guarded(runner, start) {
+  watchRunStarts(runner)
   const store = new StartedInvocations(startedInvocations.getStore())
   const events = startedInvocations.run(store, start, store)
   let drained = false
