@@ -420,10 +420,24 @@ fn check_url(url: &str, what: &str) -> Result<(), String> {
     let uri: ureq::http::Uri = url.parse().map_err(|_| bad())?;
     let scheme_ok = matches!(uri.scheme_str(), Some("http") | Some("https"));
     let host_ok = uri.host().is_some_and(|h| !h.is_empty());
-    if scheme_ok && host_ok {
+    // A port past 65535 parses here (as no port); WHATWG URL refuses it.
+    let port_ok = uri.authority().is_none_or(|a| port_fits(a.as_str()));
+    if scheme_ok && host_ok && port_ok {
         Ok(())
     } else {
         Err(bad())
+    }
+}
+
+/// Whether an authority's port, if it has one, is a port number.
+fn port_fits(authority: &str) -> bool {
+    let host_end = authority.rfind(']').unwrap_or(0);
+    match authority[host_end..].rfind(':') {
+        Some(i) => {
+            let port = &authority[host_end + i + 1..];
+            port.is_empty() || port.parse::<u16>().is_ok()
+        }
+        None => true,
     }
 }
 

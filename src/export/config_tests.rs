@@ -346,7 +346,14 @@ fn env_headers_merge_signal_specific_wins_malformed_warned() {
 
 #[test]
 fn invalid_endpoint_option_is_a_type_error() {
-    for bad in ["localhost:4318", "not a url", "ftp://x/v1/traces", ""] {
+    for bad in [
+        "localhost:4318",
+        "not a url",
+        "ftp://x/v1/traces",
+        "",
+        "http://127.0.0.1:65536/v1/traces",
+        "http://127.0.0.1:99999/v1/traces",
+    ] {
         let o = ExportOptions {
             endpoint: Some(bad.into()),
             ..Default::default()
@@ -354,6 +361,12 @@ fn invalid_endpoint_option_is_a_type_error() {
         let m = is_type_error(resolve(&o, &no_env));
         assert!(m.contains("endpoint"), "{m}");
     }
+    // The highest port is a port.
+    let o = ExportOptions {
+        endpoint: Some("http://127.0.0.1:65535/v1/traces".into()),
+        ..Default::default()
+    };
+    assert!(resolve(&o, &no_env).is_ok());
     // Credentials in a bad URL are not echoed.
     let o = ExportOptions {
         endpoint: Some("gopher://user:hunter22@x".into()),
