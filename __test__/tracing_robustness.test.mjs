@@ -123,6 +123,17 @@ test('construction: option errors are TypeErrors; exporters none and memory work
   assert.throws(() => new TracingPlugin({ exitFlushTimeoutMillis: -1 }), TypeError)
   assert.throws(() => new TracingPlugin({ headers: { a: 1 } }), TypeError)
   assert.throws(() => new TracingPlugin(null), TypeError)
+  // Each message says what would do.
+  assert.throws(() => new TracingPlugin({ exporter: 'none', batch: { maxQueueSize: 2 ** 33 } }), {
+    name: 'TypeError',
+    message: "TracingPlugin: option 'batch.maxQueueSize' must be a positive integer no greater than 4294967295.",
+  })
+  for (const exportTimeoutMillis of [0, NaN, null]) {
+    assert.throws(() => new TracingPlugin({ exporter: 'none', batch: { exportTimeoutMillis } }), {
+      name: 'TypeError',
+      message: "TracingPlugin: option 'batch.exportTimeoutMillis' must be a positive integer.",
+    })
+  }
   const none = new TracingPlugin({ exporter: 'none', name: 'n' })
   assert.equal(none.name, 'n')
   assert.deepEqual(none.getFinishedSpans(), [])

@@ -154,7 +154,8 @@ function stringRecord(options, key) {
 function nonNegativeInt(value, label, { positive = false, max = 0xffffffff } = {}) {
   if (value === undefined) return undefined
   if (typeof value !== 'number' || !Number.isInteger(value) || value < (positive ? 1 : 0) || value > max) {
-    throw typeError(`option '${label}' must be a ${positive ? 'positive' : 'non-negative'} integer.`)
+    const most = value > max ? ` no greater than ${max}` : ''
+    throw typeError(`option '${label}' must be a ${positive ? 'positive' : 'non-negative'} integer${most}.`)
   }
   return value
 }
@@ -183,7 +184,8 @@ function nativeOptions(options) {
       maxQueueSize: nonNegativeInt(batch.maxQueueSize, 'batch.maxQueueSize', { positive: true }),
       maxExportBatchSize: nonNegativeInt(batch.maxExportBatchSize, 'batch.maxExportBatchSize', { positive: true }),
       scheduledDelayMillis: nonNegativeInt(batch.scheduledDelayMillis, 'batch.scheduledDelayMillis'),
-      exportTimeoutMillis: nonNegativeInt(batch.exportTimeoutMillis, 'batch.exportTimeoutMillis'),
+      // A batch needs some time to be sent: 0 is refused (as OTEL_BSP_EXPORT_TIMEOUT=0 is).
+      exportTimeoutMillis: nonNegativeInt(batch.exportTimeoutMillis, 'batch.exportTimeoutMillis', { positive: true }),
     },
     maxOpenInvocations: nonNegativeInt(options.maxOpenInvocations, 'maxOpenInvocations', { positive: true }),
     stdoutIsTty: process.stdout?.isTTY === true,
