@@ -396,3 +396,40 @@ test("an agent's empty description ('', ADK's default) is on its agent span as o
   const agents = spans.filter((s) => s.name.startsWith('invoke_agent') && s.parentSpanId !== undefined)
   assert.deepEqual(Object.fromEntries(agents.map((s) => [s.attributes['gen_ai.agent.name'], description(s)])), { root: '', plain: '', described: 'has one' })
 })
+
+/** Whether `inner` lies within `outer` in time. */
+const within = (inner, outer) => inner.startTimeUnixNano >= outer.startTimeUnixNano && inner.endTimeUnixNano <= outer.endTimeUnixNano
+
+test('a loop over one agent, or over a sequence: each pass gets agent spans of its own (tracing.md, do better 4)', async () => {
+  const { LoopAgent, SequentialAgent } = await import('@google/adk')
+  const passes = 3
+  // Loop[worker]: each pass a tool call and an answer.
+  const script = Array.from({ length: passes }, (_, i) => [call('add', { a: i, b: 1 }), `pass ${i}`]).flat()
+  const single = new LoopAgent({ name: 'loop', subAgents: [agent('worker', script, { tools: [addTool()] })], maxIterations: passes })
+  // Loop[Seq[a, b]].
+  const seq = new SequentialAgent({ name: 'seq', subAgents: [agent('a', ['a0', 'a1', 'a2']), agent('b', ['b0', 'b1', 'b2'])] })
+  const nested = new LoopAgent({ name: 'loop', subAgents: [seq], maxIterations: passes })
+  for (const [root, perPass] of [[single, 'worker'], [nested, 'seq']]) {
+    const { tracing, runner } = traced(root)
+    await runOnce(runner)
+    const spans = tracing.getFinishedSpans()
+    const loops = byName(spans, 'invoke_agent loop').filter((s) => s.parentSpanId !== undefined)
+    assert.equal(loops.length, 1, 'one span for the loop')
+    const runs = byName(spans, `invoke_agent ${perPass}`).sort((p, q) => (p.startTimeUnixNano < q.startTimeUnixNano ? -1 : 1))
+    assert.equal(runs.length, passes, `${perPass}: a span per pass`)
+    for (const [i, run] of runs.entries()) {
+      assert.equal(run.parentSpanId, loops[0].spanId)
+      assert.ok(within(run, loops[0]))
+      if (i > 0) assert.ok(runs[i - 1].endTimeUnixNano <= run.startTimeUnixNano, 'passes one after another')
+      const below = spans.filter((s) => s.parentSpanId === run.spanId)
+      for (const s of below) assert.ok(within(s, run), `${s.name} within its pass`)
+      if (perPass === 'worker') {
+        assert.deepEqual(below.map((s) => s.name).sort(), ['chat scripted-model', 'chat scripted-model', 'execute_tool add'])
+        assert.equal(below.find((s) => s.name === 'execute_tool add').attributes['gen_ai.tool.call.arguments'], JSON.stringify({ a: i, b: 1 }))
+      } else {
+        assert.deepEqual(below.map((s) => s.name).sort(), ['invoke_agent a', 'invoke_agent b'])
+      }
+    }
+    assert.equal(tracing.openInvocationCount, 0)
+  }
+})

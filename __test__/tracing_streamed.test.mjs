@@ -179,3 +179,20 @@ for (const [what, tools, plugins, toolName] of [
     })
   }
 }
+
+test('SSE in a loop: a pass whose text comes before its function call stays one agent span', needsAdk2, async () => {
+  // The text event of a split turn looks like a final answer until the
+  // function call follows: the pass is over only at its last answer.
+  const { LoopAgent } = await import('@google/adk')
+  const loop = new LoopAgent({ name: 'loop', subAgents: [calculator([textThenCall(), finalText(), textThenCall(), finalText()])], maxIterations: 2 })
+  const { tracing, runner } = traced(loop)
+  await runOnce(runner, 'add 1 and 2', SSE)
+  const spans = tracing.getFinishedSpans()
+  const passes = byName(spans, 'invoke_agent calc')
+  assert.equal(passes.length, 2)
+  for (const pass of passes) {
+    const below = spans.filter((s) => s.parentSpanId === pass.spanId).map((s) => s.name).sort()
+    assert.deepEqual(below, ['chat streaming-model', 'chat streaming-model', 'execute_tool add'])
+  }
+  assert.equal(tracing.openInvocationCount, 0)
+})

@@ -460,6 +460,18 @@ function functionResponsesOf(content, capture) {
   return out
 }
 
+/** Whether an event's content (with no function response) is its author's
+ * final answer, as ADK's isFinalResponse reads it: parts, none a function
+ * call; undefined for no parts (a streamed turn's usage-only close says
+ * nothing of the run). A skipped summary or a long-running call also ends
+ * an agent's run in ADK; left out, their runs go on in the same span. */
+function isFinalAnswer(content) {
+  const parts = content?.parts
+  if (!Array.isArray(parts) || parts.length === 0) return undefined
+  for (const part of parts) if (part?.functionCall != null) return false
+  return true
+}
+
 // ---- the plugin ------------------------------------------------------------------
 class TracingPlugin {
   constructor(options = {}) {
@@ -699,8 +711,9 @@ class TracingPlugin {
       const finishReason = str(getField(event, 'finishReason'))
       const usage = usageOf(getField(event, 'usageMetadata'))
       if (responses !== undefined && this._seen.size !== 0) this._answered(id, responses)
+      const endsRun = responses !== undefined ? false : isFinalAnswer(content)
       const r = this._r
-      r.event(id, author, errorCode, errorMessage, contentJson, responsesOnly, responses, finishReason, usage)
+      r.event(id, author, errorCode, errorMessage, contentJson, responsesOnly, responses, finishReason, usage, endsRun)
       this._handOverSoon()
     } catch (e) {
       problem('onEventCallback', e)

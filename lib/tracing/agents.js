@@ -1,19 +1,24 @@
 'use strict'
 // The root agent's tree, flattened once per root agent object for the span
 // model's agent synthesis: 5-tuples (name, parent, description, model,
-// sequential flag). Cycle-safe; cached in a WeakMap.
+// '' / '1' sequential / '2' loop). Cycle-safe; cached in a WeakMap.
 
-const SEQUENTIAL = new Set(['SequentialAgent', 'LoopAgent'])
-// ADK brands its agent classes with registry symbols (works across copies).
-const BRANDS = [Symbol.for('google.adk.sequentialAgent'), Symbol.for('google.adk.loopAgent')]
+// ADK brands its agent classes with registry symbols (works across copies);
+// else the class names tell.
+const KINDS = [
+  [Symbol.for('google.adk.loopAgent'), 'LoopAgent', '2'],
+  [Symbol.for('google.adk.sequentialAgent'), 'SequentialAgent', '1'],
+]
 const cache = new WeakMap()
 
-function isSequential(agent) {
-  for (const brand of BRANDS) if (agent[brand] === true) return true
+/** '2' for a LoopAgent, '1' for a SequentialAgent, else ''. */
+function runKind(agent) {
+  for (const [brand, , kind] of KINDS) if (agent[brand] === true) return kind
   for (let p = Object.getPrototypeOf(agent); p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
-    if (SEQUENTIAL.has(p.constructor?.name)) return true
+    const name = p.constructor?.name
+    for (const [, className, kind] of KINDS) if (name === className) return kind
   }
-  return false
+  return ''
 }
 
 function str(v) {
@@ -32,7 +37,7 @@ function flattenAgentTree(root) {
     const name = str(agent.name)
     // A description is kept as it is, '' included (ADK's default), as the root's.
     const description = typeof agent.description === 'string' ? agent.description : undefined
-    out.push(name, parentName, description, str(agent.model), isSequential(agent) ? '1' : '')
+    out.push(name, parentName, description, str(agent.model), runKind(agent))
     const subs = agent.subAgents
     if (Array.isArray(subs)) for (const sub of subs) walk(sub, name, depth + 1)
   }

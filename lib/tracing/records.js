@@ -228,10 +228,11 @@ class Records {
   }
 
   /** `responses`: flat (call id, name, response JSON) triples, or
-   * undefined; `usage`: the event's usageMetadata object, or undefined. */
-  event(id, author, errorCode, errorMessage, contentJson, responsesOnly, responses, finishReason, usage) {
+   * undefined; `usage`: the event's usageMetadata object, or undefined;
+   * `endsRun`: the author's final answer (src/trace/inputs.rs EventInfo). */
+  event(id, author, errorCode, errorMessage, contentJson, responsesOnly, responses, finishReason, usage, endsRun) {
     const triples = responses === undefined ? 0 : responses.length - (responses.length % 3)
-    this.begin(EVENT, 15 + triples)
+    this.begin(EVENT, 16 + triples)
     this.key(id)
     this.key(author)
     this.flag(false) // partial events are not recorded
@@ -247,6 +248,7 @@ class Records {
     }
     this.str(finishReason)
     this.usage(usage)
+    this.optFlag(endsRun)
   }
 
   /** A usageMetadata object's counts (prompt, candidates, total, thoughts,

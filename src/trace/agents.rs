@@ -18,7 +18,11 @@ pub fn ensure_agent_in(
     ended: &mut Vec<SpanData>,
 ) -> [u8; 8] {
     if let Some(id) = inv.agent_span_id(name) {
-        return id;
+        // Its run was over (its final answer came): this is a new run of
+        // it, a loop's next pass, in a span of its own.
+        if !inv.runs_over.iter().any(|n| n == name) || !end_subtree_if_idle(inv, name, ended) {
+            return id;
+        }
     }
     let info = inv.tree.get(name).cloned();
     let parent_id = match &info {
@@ -27,6 +31,7 @@ pub fn ensure_agent_in(
             parent: Some(p), ..
         }) if inv.tree.contains_key(p) => {
             let p = p.clone();
+            end_parent_if_rerun(inv, &p, name, ended);
             close_finished_siblings(inv, &p, name, ended);
             ensure_agent_in(inv, ids, &p, depth + 1, ended)
         }
@@ -51,8 +56,72 @@ pub fn ensure_agent_in(
         }
     }
     let id = span.id;
+    inv.runs_over.retain(|n| n != name);
+    inv.children_done.retain(|(p, _)| p != name);
     inv.agents.push((name.to_string(), span));
     id
+}
+
+/// What an event says of its author's run: over with its final answer,
+/// going on with anything else it sends (a streamed turn's text comes
+/// before its function calls).
+pub fn note_run_state(inv: &mut Invocation, author: &str, ends_run: bool) {
+    if inv.agent_span_id(author).is_none() {
+        return;
+    }
+    let parent = inv.tree.get(author).and_then(|i| i.parent.clone());
+    if ends_run {
+        if !inv.runs_over.iter().any(|n| n == author) {
+            inv.runs_over.push(author.to_string());
+        }
+        if let Some(p) = parent {
+            if !(inv.children_done.iter()).any(|(q, c)| *q == p && c == author) {
+                inv.children_done.push((p, author.to_string()));
+            }
+        }
+    } else {
+        inv.runs_over.retain(|n| n != author);
+        inv.children_done.retain(|(_, c)| c != author);
+    }
+}
+
+/// A child whose run under `parent`'s open span was over runs again: the
+/// parent runs again (a loop's next pass over a SequentialAgent), so its
+/// span ends, to be opened afresh. A LoopAgent's own span covers all its
+/// passes.
+fn end_parent_if_rerun(inv: &mut Invocation, parent: &str, child: &str, ended: &mut Vec<SpanData>) {
+    if inv.tree.get(parent).is_some_and(|p| p.looping) {
+        return;
+    }
+    if !(inv.children_done.iter()).any(|(p, c)| p == parent && c == child) {
+        return;
+    }
+    if inv.agent_span_id(parent).is_some() {
+        end_subtree_if_idle(inv, parent, ended);
+    }
+}
+
+/// Ends `top`'s open agent span and those below it (children first) when
+/// none of them has a model or tool call still open; whether it did.
+fn end_subtree_if_idle(inv: &mut Invocation, top: &str, ended: &mut Vec<SpanData>) -> bool {
+    let subtree: Vec<String> = (inv.agents.iter())
+        .filter(|(n, _)| inv.is_under(n, top))
+        .map(|(n, _)| n.clone())
+        .collect();
+    if subtree.iter().any(|n| inv.agent_busy(n)) {
+        return false;
+    }
+    let now = now_nanos();
+    let mut i = inv.agents.len();
+    while i > 0 {
+        i -= 1;
+        if subtree.contains(&inv.agents[i].0) {
+            let (name, span) = inv.agents.remove(i);
+            inv.runs_over.retain(|n| *n != name);
+            ended.push(span.finish(inv.trace_id, now, inv.limit));
+        }
+    }
+    true
 }
 
 /// In a sequential parent, a child becoming active means its open siblings
@@ -75,24 +144,7 @@ fn close_finished_siblings(
         .map(|(n, _)| n.clone())
         .collect();
     for sib in siblings {
-        let subtree: Vec<String> = inv
-            .agents
-            .iter()
-            .filter(|(n, _)| inv.is_under(n, &sib))
-            .map(|(n, _)| n.clone())
-            .collect();
-        if subtree.iter().any(|n| inv.agent_busy(n)) {
-            continue;
-        }
-        let now = now_nanos();
-        let mut i = inv.agents.len();
-        while i > 0 {
-            i -= 1;
-            if subtree.contains(&inv.agents[i].0) {
-                let (_, span) = inv.agents.remove(i);
-                ended.push(span.finish(inv.trace_id, now, inv.limit));
-            }
-        }
+        end_subtree_if_idle(inv, &sib, ended);
     }
 }
 

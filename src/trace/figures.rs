@@ -83,6 +83,7 @@ fn lifecycle(t: &mut Tracer, n: u64) {
             description: Some("Answers weather questions.".into()),
             model: Some("gemini-2.5-flash".into()),
             sequential: false,
+            looping: false,
         }],
         user_content: Some(r#"{"role":"user","parts":[{"text":"And in Lyon?"}]}"#.into()),
         settings: RunSettings {

@@ -15,6 +15,8 @@ pub struct AgentInfo {
     /// (SequentialAgent, LoopAgent): then a sibling becoming active means
     /// the previous one finished.
     pub sequential: bool,
+    /// A LoopAgent: its span covers every pass over its sub-agents.
+    pub looping: bool,
 }
 
 /// Per-invocation settings read when the run starts.
@@ -127,4 +129,9 @@ pub struct EventInfo {
     pub finish_reason: Option<String>,
     /// prompt, candidates, total, thoughts, cachedContent token counts.
     pub usage: [Option<i64>; 5],
+    /// Whether this is the author's answer that ends its run (ADK's final
+    /// response: parts, none a function call or response): its run is then
+    /// over, and its next model or tool call is a new run of it (a loop's
+    /// next pass). `None`: the event says nothing of it (no parts).
+    pub ends_run: Option<bool>,
 }

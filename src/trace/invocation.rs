@@ -31,6 +31,12 @@ pub struct Invocation {
     pub tree: FastMap<String, AgentInfo>,
     /// Open agent spans in creation order (a child always after its parent).
     pub agents: Vec<(String, OpenSpan)>,
+    /// Agents with an open span whose run is over: their final answer came
+    /// (`EventInfo::ends_run`) and nothing of theirs since (agents.rs).
+    pub runs_over: Vec<String>,
+    /// (parent, child): a child whose run under the parent's open span is
+    /// over; the child running again means the parent ran again.
+    pub children_done: Vec<(String, String)>,
     /// Model spans waiting for their first response, by agent.
     pub models: Vec<(String, OpenSpan)>,
     /// Streamed model calls that had a response, by agent (streamed.rs).

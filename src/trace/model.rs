@@ -2,7 +2,7 @@
 //! finished spans handed to a `SpanSink`. Every method is cheap and never
 //! panics on odd input; heavy JSON work is deferred (genai.rs).
 
-use super::agents::{end_agents_under, ensure_agent_in};
+use super::agents::{end_agents_under, ensure_agent_in, note_run_state};
 use super::attributes::{apply_tool_outcome, deferred, ConfigCache};
 use super::fast_map::FastMap;
 use super::genai::MessageShape;
@@ -293,6 +293,8 @@ impl Tracer {
             root: OpenSpan::new(self.ids.span_id(), None, "invoke_agent".into(), now_nanos()),
             tree: FastMap::default(),
             agents: Vec::new(),
+            runs_over: Vec::new(),
+            children_done: Vec::new(),
             models: Vec::new(),
             streamed: Vec::new(),
             tools: Vec::new(),
@@ -734,6 +736,9 @@ impl Tracer {
         }
         if content.is_some() {
             inv.last_output = content;
+        }
+        if let (None, None, Some(ends_run)) = (&ev.error_code, &ev.error_message, ev.ends_run) {
+            note_run_state(inv, author, ends_run);
         }
         for s in ended {
             self.emit(s);

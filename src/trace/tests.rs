@@ -18,6 +18,7 @@ fn agent(name: &str, parent: Option<&str>, sequential: bool) -> AgentInfo {
         description: Some(format!("{name} desc")),
         model: Some("m".into()),
         sequential,
+        looping: false,
     }
 }
 
@@ -322,6 +323,72 @@ fn an_unknown_agent_ends_with_the_tool_call_it_ran_in() {
     }
     t.finish("i1", false);
     assert_eq!(named(&sink.spans(), "invoke_agent inner").len(), 2);
+}
+
+fn final_answer(author: &str) -> EventInfo {
+    EventInfo {
+        author: Some(author.into()),
+        ends_run: Some(true),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn an_agent_running_again_after_its_final_answer_gets_a_fresh_span_unless_busy() {
+    let (mut t, sink) = tracer();
+    let mut looping = agent("loop", None, true);
+    looping.looping = true;
+    start(&mut t, "i1", vec![looping, agent("a", Some("loop"), false)]);
+    // Pass 1 ends with a's final answer; a usage-only close says nothing.
+    t.before_model("i1", Some("a"), ModelRequest::default());
+    t.after_model("i1", Some("a"), ModelResponse::default());
+    t.on_event("i1", final_answer("a"));
+    t.on_event(
+        "i1",
+        EventInfo {
+            author: Some("a".into()),
+            ..Default::default()
+        },
+    );
+    // Pass 2: a new span for a, the loop's span kept.
+    t.before_model("i1", Some("a"), ModelRequest::default());
+    assert_eq!(named(&sink.spans(), "invoke_agent a").len(), 1);
+    t.after_model("i1", Some("a"), ModelResponse::default());
+    // A function call after the text (a streamed turn) means a goes on.
+    t.on_event("i1", final_answer("a"));
+    t.on_event(
+        "i1",
+        EventInfo {
+            author: Some("a".into()),
+            ends_run: Some(false),
+            ..Default::default()
+        },
+    );
+    t.before_tool("i1", Some("a"), "slow", Some("c1"), None);
+    t.after_tool("i1", Some("a"), "slow", Some("c1"), 0);
+    // Its final answer with a long-running call still open: a is busy, so
+    // its next model call stays in the same span.
+    t.on_event("i1", final_answer("a"));
+    t.before_model("i1", Some("a"), ModelRequest::default());
+    t.after_model("i1", Some("a"), ModelResponse::default());
+    t.finish("i1", false);
+    let spans = sink.spans();
+    let passes = named(&spans, "invoke_agent a");
+    assert_eq!(passes.len(), 2);
+    let loops: Vec<_> = named(&spans, "invoke_agent loop")
+        .into_iter()
+        .filter(|s| s.parent_span_id.is_some())
+        .collect();
+    assert_eq!(loops.len(), 1);
+    for pass in &passes {
+        assert_eq!(pass.parent_span_id, Some(loops[0].span_id));
+    }
+    let chats = named(&spans, "chat unknown");
+    let in_second = chats
+        .iter()
+        .filter(|c| c.parent_span_id == Some(passes[1].span_id))
+        .count();
+    assert_eq!(in_second, 2);
 }
 
 #[test]

@@ -200,19 +200,23 @@ impl<'a> Fields<'a> {
         Ok(self.text()?.unwrap_or_default())
     }
 
-    /// `count` flat 5-tuples (name, parent, description, model,
-    /// sequential ? '1' : '') as lib/tracing/agents.js makes them.
+    /// `count` flat 5-tuples (name, parent, description, model, '' or
+    /// '1' for sequential or '2' for a loop) as lib/tracing/agents.js makes them.
     pub fn agents(&mut self) -> Result<Vec<AgentInfo>> {
         let count = self.num()? as usize;
         let mut out = Vec::with_capacity(count.min(1024));
         for _ in 0..count {
-            out.push(AgentInfo {
+            let mut info = AgentInfo {
                 name: self.key()?.unwrap_or_default(),
                 parent: self.key()?.filter(|p| !p.is_empty()),
                 description: self.text()?,
                 model: self.text()?.filter(|p| !p.is_empty()),
-                sequential: self.text()?.is_some_and(|s| !s.is_empty()),
-            });
+                ..Default::default()
+            };
+            let kind = self.text()?;
+            info.sequential = kind.as_deref().is_some_and(|s| !s.is_empty());
+            info.looping = kind.as_deref() == Some("2");
+            out.push(info);
         }
         Ok(out)
     }

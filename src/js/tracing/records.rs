@@ -298,6 +298,7 @@ fn apply_one(
             }
             let finish_reason = f.text()?;
             let (_, usage) = f.usage()?;
+            let ends_run = f.opt_flag()?;
             let event = EventInfo {
                 author,
                 partial,
@@ -308,6 +309,7 @@ fn apply_one(
                 responses_only,
                 finish_reason,
                 usage,
+                ends_run,
             };
             at_time(time, || s.tracer.on_event(&id, event));
         }
