@@ -196,3 +196,31 @@ test('SSE in a loop: a pass whose text comes before its function call stays one 
   }
   assert.equal(tracing.openInvocationCount, 0)
 })
+
+test('SSE with a plugin before this one answering afterModelCallback: the chat span still holds every response of the call', needsAdk2, async () => {
+  // The earlier plugin's answer stops the afterModelCallback chain, so those
+  // responses reach this plugin only as events (tracing.md: they all belong
+  // to that call's chat span, whatever the plugins' order).
+  const redactAll = ({ llmResponse }) =>
+    llmResponse.partial ? undefined : { ...llmResponse, content: llmResponse.content && { ...llmResponse.content } }
+  const redactText = ({ llmResponse }) =>
+    llmResponse.partial || !llmResponse.content?.parts?.some((p) => p.text) ? undefined : { ...llmResponse }
+  const chatsOf = async (before) => {
+    const { tracing, runner } = traced(calculator([textThenCall(), finalText()]), { before })
+    await runOnce(runner, 'add 1 and 2', SSE)
+    const spans = tracing.getFinishedSpans()
+    assert.equal(tracing.openInvocationCount, 0)
+    const chats = byName(spans, 'chat streaming-model').sort((p, q) => (p.startTimeUnixNano < q.startTimeUnixNano ? -1 : 1))
+    return { chats, tool: one(spans, 'execute_tool add') }
+  }
+  const plain = await chatsOf([])
+  const keys = ['gen_ai.output.messages', 'gen_ai.response.finish_reasons', 'gen_ai.usage.output_tokens', 'gen_ai.usage.total_tokens']
+  const pick = (span) => Object.fromEntries(keys.map((k) => [k, span.attributes[k]]))
+  for (const answer of [redactAll, redactText]) {
+    const { chats, tool } = await chatsOf([plugin('answers', { afterModelCallback: async (p) => answer(p) })])
+    assert.equal(chats.length, 2)
+    assert.deepEqual(chats.map(pick), plain.chats.map(pick), answer.name)
+    // The first call ended at its last response, after the tool ran.
+    assert.ok(chats[0].endTimeUnixNano >= tool.endTimeUnixNano, answer.name)
+  }
+})

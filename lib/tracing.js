@@ -654,8 +654,9 @@ class TracingPlugin {
     const traceId = str(parent?.traceId)
     const spanId = str(parent?.spanId)
     const isRemote = parent?.isRemote === true
+    const streaming = ic.runConfig?.streamingMode === 'sse'
     const r = this._r
-    r.start(id, sessionId, appName, userId, rootName, rootDescription, tree, flat, userJson, capture, vertex, traceId, spanId, sampled, isRemote, traceState)
+    r.start(id, sessionId, appName, userId, rootName, rootDescription, tree, flat, userJson, capture, vertex, traceId, spanId, sampled, isRemote, traceState, streaming)
     if (caller !== undefined) {
       this._linked = true
       r.link(id, caller.invocationId, caller.functionCallId, caller.toolName)

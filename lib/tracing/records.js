@@ -147,8 +147,8 @@ class Records {
 
   // ---- one method per kind: the fields in the order records.rs reads them
 
-  start(id, sessionId, appName, userId, rootName, rootDescription, tree, flat, userJson, capture, vertex, traceId, spanId, sampled, isRemote, traceState) {
-    this.begin(START, 16)
+  start(id, sessionId, appName, userId, rootName, rootDescription, tree, flat, userJson, capture, vertex, traceId, spanId, sampled, isRemote, traceState, streams) {
+    this.begin(START, 17)
     this.key(id)
     this.str(sessionId)
     this.str(appName)
@@ -165,6 +165,7 @@ class Records {
     this.optFlag(sampled)
     this.flag(isRemote)
     this.str(traceState)
+    this.flag(streams)
   }
 
   /** `kind`: BEFORE_AGENT or AFTER_AGENT. */

@@ -90,6 +90,7 @@ fn lifecycle(t: &mut Tracer, n: u64) {
             capture: true,
             vertex: false,
             value_limit: None,
+            streams: false,
         },
         remote_parent: None,
     });

@@ -25,6 +25,9 @@ pub struct RunSettings {
     pub capture: bool,
     pub vertex: bool,
     pub value_limit: Option<usize>,
+    /// The run streams (`runConfig.streamingMode` SSE): a model call may
+    /// answer in several non-partial responses (streamed.rs).
+    pub streams: bool,
 }
 
 impl Default for RunSettings {
@@ -33,6 +36,7 @@ impl Default for RunSettings {
             capture: true,
             vertex: false,
             value_limit: None,
+            streams: false,
         }
     }
 }
@@ -129,6 +133,8 @@ pub struct EventInfo {
     pub finish_reason: Option<String>,
     /// prompt, candidates, total, thoughts, cachedContent token counts.
     pub usage: [Option<i64>; 5],
+    /// The event had a `usageMetadata`, even one without counts.
+    pub has_usage: bool,
     /// Whether this is the author's answer that ends its run (ADK's final
     /// response: parts, none a function call or response): its run is then
     /// over, and its next model or tool call is a new run of it (a loop's

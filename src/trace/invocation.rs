@@ -24,6 +24,8 @@ pub struct Invocation {
     /// every span of this trace (`Tracer::trace_states`).
     pub trace_state: Option<std::sync::Arc<str>>,
     pub capture: bool,
+    /// The run streams (SSE): see `RunSettings::streams`.
+    pub streams: bool,
     pub provider: &'static str,
     pub limit: Option<usize>,
     pub session_id: Option<String>,

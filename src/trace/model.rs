@@ -283,6 +283,7 @@ impl Tracer {
             parent_is_remote: false,
             trace_state: None,
             capture: settings.capture,
+            streams: settings.streams,
             provider: if settings.vertex {
                 "vertex_ai"
             } else {
@@ -470,9 +471,11 @@ impl Tracer {
                 let (key, span) = inv.models.remove(pos);
                 let mut turn = StreamedTurn::new(span);
                 turn.add(resp, now);
+                turn.awaiting_events += 1;
                 inv.streamed.push((key, turn));
             } else if let Some((_, turn)) = inv.streamed.iter_mut().find(|(a, _)| a == key) {
                 turn.add(resp, now);
+                turn.awaiting_events += 1;
             }
             return;
         }
@@ -704,16 +707,51 @@ impl Tracer {
         // The "only open model span" fallback is for spans whose agent was
         // unknown; an event of another known agent (a parallel branch) must
         // not close a span still waiting for its model.
+        // In a streamed run each event of a call's responses is one of them
+        // (streamed.rs): one afterModelCallback already gave adds nothing;
+        // one it never gave (an earlier plugin answered it) is added.
+        let response_event = inv.streams
+            && !ev.responses_only
+            && ev.function_responses.is_empty()
+            && (ev.ends_run.is_some() || ev.has_usage || ev.finish_reason.is_some());
+        let response = |content: &Option<String>| ModelResponse {
+            partial: false,
+            finish_reason: ev.finish_reason.clone(),
+            usage: ev.usage,
+            error_code: ev.error_code.clone(),
+            error_message: ev.error_message.clone(),
+            content_json: if inv.capture { content.clone() } else { None },
+            streamed: true,
+            has_usage: ev.has_usage,
+        };
+        let mut fed_turn = false;
+        if response_event {
+            let answer = response(&content);
+            if let Some((_, turn)) = inv.streamed.iter_mut().find(|(a, _)| a == author) {
+                if turn.awaiting_events > 0 {
+                    turn.awaiting_events -= 1;
+                } else {
+                    turn.add(answer, now_nanos());
+                }
+                fed_turn = true;
+            }
+        }
         let known_author = inv.tree.contains_key(author) || inv.agent_span_id(author).is_some();
-        let pos =
-            inv.models
-                .iter()
-                .position(|(a, _)| a == author)
-                .or(match inv.models.as_slice() {
-                    [(key, _)] if key.is_empty() || !known_author => Some(0),
-                    _ => None,
-                });
-        if let Some(pos) = pos {
+        let pos = (inv.models.iter())
+            .position(|(a, _)| a == author)
+            .or(match inv.models.as_slice() {
+                [(key, _)] if key.is_empty() || !known_author => Some(0),
+                _ => None,
+            })
+            .filter(|_| !fed_turn);
+        if let Some(pos) = pos.filter(|_| response_event) {
+            // A streamed call's first response, which afterModelCallback
+            // never gave: the call may answer again.
+            let (key, span) = inv.models.remove(pos);
+            let mut turn = StreamedTurn::new(span);
+            turn.add(response(&content), now_nanos());
+            inv.streamed.push((key, turn));
+        } else if let Some(pos) = pos {
             // The event is the response afterModelCallback never saw.
             let (_, mut span) = inv.models.remove(pos);
             let outcome = Outcome {

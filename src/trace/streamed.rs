@@ -85,6 +85,11 @@ pub struct StreamedTurn {
     error: Option<(String, String)>,
     /// When the last response arrived: the span's end.
     pub last_response: u64,
+    /// Responses afterModelCallback gave whose events have not come yet:
+    /// each response is one event, which then adds nothing. A response
+    /// afterModelCallback never gave (an earlier plugin answered it) comes
+    /// only as its event, which adds it.
+    pub awaiting_events: u32,
 }
 
 impl StreamedTurn {
@@ -96,6 +101,7 @@ impl StreamedTurn {
             usage: None,
             error: None,
             last_response: 0,
+            awaiting_events: 0,
         }
     }
 

@@ -482,6 +482,7 @@ fn capture_off_writes_no_content() {
             capture: false,
             vertex: true,
             value_limit: Some(3),
+            streams: false,
         },
         root_name: Some("rootagent".into()),
         ..Default::default()
@@ -709,6 +710,7 @@ fn the_value_limit_cuts_every_string_value_as_its_span_ends() {
             capture: true,
             vertex: false,
             value_limit: Some(3),
+            streams: false,
         },
         root_name: Some("héllo".into()),
         agents: vec![agent("héllo", None, false)],

@@ -297,7 +297,7 @@ fn apply_one(
                 });
             }
             let finish_reason = f.text()?;
-            let (_, usage) = f.usage()?;
+            let (has_usage, usage) = f.usage()?;
             let ends_run = f.opt_flag()?;
             let event = EventInfo {
                 author,
@@ -309,6 +309,7 @@ fn apply_one(
                 responses_only,
                 finish_reason,
                 usage,
+                has_usage,
                 ends_run,
             };
             at_time(time, || s.tracer.on_event(&id, event));
@@ -364,6 +365,7 @@ fn start(s: &TracerState, f: &mut Fields<'_>, value_limit: Option<usize>) -> Res
     let parent_sampled = f.opt_flag()?;
     let parent_is_remote = f.opt_flag()?;
     let parent_trace_state = f.text()?;
+    let streams = f.flag()?;
     Ok(RunStart {
         invocation_id,
         session_id,
@@ -377,6 +379,7 @@ fn start(s: &TracerState, f: &mut Fields<'_>, value_limit: Option<usize>) -> Res
             capture,
             vertex,
             value_limit,
+            streams,
         },
         remote_parent: remote_parent(
             parent_trace_id,
