@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { FunctionTool } from '@google/adk'
 import { ReflectAndRetryToolPlugin } from '../index.js'
 import { call, runOnce } from './helpers/scripted_llm.mjs'
-import { addTool, agent, traced, byName } from './helpers/tracing_helpers.mjs'
+import { addTool, agent, traced, byName, plugin } from './helpers/tracing_helpers.mjs'
 
 class ValueError extends Error {
   constructor(m) {
@@ -135,3 +135,43 @@ for (const order of ['before', 'after']) {
     })
   }
 }
+
+test('a retry answer something later replaces: the failed call is ERROR with its error in either order', async () => {
+  // The agent's own afterToolCallback, or a plugin registered after both,
+  // replaces the retry plugin's answer with one of the application's.
+  const replace = (answer) => (answer?.response_type ? { app_error: answer.error_details } : undefined)
+  const boom = new FunctionTool({
+    name: 'boom',
+    description: 'fails',
+    execute: async () => {
+      throw new ValueError('boom went off')
+    },
+  })
+  const spansFor = async (how, retryFirst, name) => {
+    const retry = new ReflectAndRetryToolPlugin({ throwExceptionIfRetryExceeded: false })
+    const rewrite = plugin('rewrite', { afterToolCallback: async ({ result }) => replace(result) })
+    const root = agent('a', [call(name, {}, 'c1'), 'done'], {
+      tools: [boom],
+      ...(how === 'agent callback' ? { afterToolCallback: async ({ response }) => replace(response) } : {}),
+    })
+    const before = retryFirst ? [retry] : []
+    const plugins = [...(retryFirst ? [] : [retry]), ...(how === 'plugin' ? [rewrite] : [])]
+    const { tracing, runner } = traced(root, { before, plugins })
+    await runOnce(runner)
+    const span = byName(tracing.getFinishedSpans(), `execute_tool ${name}`)[0]
+    return { status: span.status, type: span.attributes['error.type'], result: span.attributes['gen_ai.tool.call.result'] }
+  }
+  const cases = [
+    // ADK hands the callbacks its own wrapping of what the tool threw.
+    ['boom', { code: 2, message: "Error in tool 'boom': boom went off" }, 'Error'],
+    ['ghost', { code: 2, message: 'Function ghost is not found in the toolsDict.' }, 'Error'],
+  ]
+  for (const how of ['agent callback', 'plugin']) {
+    for (const [name, status, type] of cases) {
+      for (const retryFirst of [true, false]) {
+        const got = await spansFor(how, retryFirst, name)
+        assert.deepEqual(got, { status, type, result: undefined }, `${how}, ${name}, retry ${retryFirst ? 'first' : 'second'}`)
+      }
+    }
+  }
+})

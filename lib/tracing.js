@@ -396,6 +396,18 @@ function usageOf(usage) {
 
 const RETRY_RESPONSE_TYPE = 'ERROR_HANDLED_BY_REFLECT_AND_RETRY_PLUGIN'
 
+/** [type, message] of the thrown error a retry plugin answer (a result
+ * afterToolCallback sees) reports, else undefined. An error found in a
+ * result ('ToolError') never reaches this plugin's afterToolCallback as an
+ * answer: the retry plugin's own answer there ends the chain. */
+function retryAnsweredError(result) {
+  if (result === null || typeof result !== 'object' || result.response_type !== RETRY_RESPONSE_TYPE) return undefined
+  const type = result.error_type
+  if (type === 'ToolError') return undefined
+  const details = result.error_details
+  return [typeof type === 'string' ? type : 'Error', typeof details === 'string' ? details : (safeJson(details) ?? '')]
+}
+
 /** What the span model needs of a function response: all of it when
  * captured (the tool result), else only a retry plugin response's fields. */
 function responseJson(response, capture) {
@@ -885,8 +897,9 @@ class TracingPlugin {
       const tool = str(params?.tool?.name) ?? ''
       const callId = str(ctx?.functionCallId)
       const token = keepsSeenResult(result, this._capture) ? this._holdSeen(id, result, callId) : 0
+      const answered = retryAnsweredError(result)
       const r = this._r
-      r.tool(R.AFTER_TOOL, id, agent, tool, callId, token)
+      r.tool(R.AFTER_TOOL, id, agent, tool, callId, token, answered?.[0], answered?.[1])
       this._handOverSoon()
     } catch (e) {
       problem('afterToolCallback', e)

@@ -213,15 +213,18 @@ class Records {
   }
 
   /** `last`: the arguments' JSON (BEFORE_TOOL), the held result's token
-   * (AFTER_TOOL); TOOL_ERROR takes the error's type and message. */
-  tool(kind, id, agent, tool, callId, last, message) {
-    this.begin(kind, 6)
+   * (AFTER_TOOL); TOOL_ERROR takes the error's type and message, and
+   * AFTER_TOOL those of a failure a retry plugin's answer reports. */
+  tool(kind, id, agent, tool, callId, last, message, answeredMessage) {
+    this.begin(kind, 7)
     this.key(id)
     this.key(agent)
     this.key(tool)
     this.key(callId)
     if (kind === AFTER_TOOL) {
       this.num(last)
+      this.str(message)
+      this.str(answeredMessage)
     } else {
       this.str(last)
       if (kind === TOOL_ERROR) this.str(message)

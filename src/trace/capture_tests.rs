@@ -83,7 +83,7 @@ fn a_split_streamed_turn_is_one_chat_span_ending_at_its_last_response() {
         ),
     );
     t.before_tool("i1", Some("a"), "f", Some("c1"), None);
-    t.after_tool("i1", Some("a"), "f", Some("c1"), 0);
+    t.after_tool("i1", Some("a"), "f", Some("c1"), 0, None);
     t.on_event("i1", event("a", &[("c1", "f", r#"{"ok":1}"#)]));
     pause();
     t.after_model(
@@ -300,10 +300,10 @@ fn held_results_fill_only_spans_no_event_ended() {
     for id in ["c1", "c2", "c3"] {
         t.before_tool("i1", Some("a"), "f", Some(id), None);
     }
-    t.after_tool("i1", Some("a"), "f", Some("c1"), 7);
-    t.after_tool("i1", Some("a"), "f", Some("c2"), 8);
+    t.after_tool("i1", Some("a"), "f", Some("c1"), 7, None);
+    t.after_tool("i1", Some("a"), "f", Some("c2"), 8, None);
     // c3: afterToolCallback had nothing to hold.
-    t.after_tool("i1", Some("a"), "f", Some("c3"), 0);
+    t.after_tool("i1", Some("a"), "f", Some("c3"), 0, None);
     t.on_event("i1", event("a", &[("c2", "f", r#"{"event":2}"#)]));
     t.supply_seen("i1", 7, r#"{"seen":1}"#.into());
     // The event ended c2's span: a held result for it comes too late.

@@ -109,7 +109,7 @@ fn lifecycle(t: &mut Tracer, n: u64) {
         "Error",
         "upstream timed out",
     );
-    t.after_tool(id, a, "get_weather", Some(&c1), 0);
+    t.after_tool(id, a, "get_weather", Some(&c1), 0, None);
     t.on_event(
         id,
         event(None, Some((&c1, r#"{"error":"upstream timed out"}"#))),
@@ -118,7 +118,7 @@ fn lifecycle(t: &mut Tracer, n: u64) {
     t.after_model(id, a, response(CALL));
     t.on_event(id, event(Some(CALL), None));
     t.before_tool(id, a, "get_weather", Some(&c2), args());
-    t.after_tool(id, a, "get_weather", Some(&c2), 0);
+    t.after_tool(id, a, "get_weather", Some(&c2), 0, None);
     t.on_event(id, event(None, Some((&c2, RESULT))));
     t.before_model(id, a, request());
     t.model_error(id, a, "Error", "model overloaded (503)");

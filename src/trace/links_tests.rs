@@ -68,11 +68,11 @@ fn outer_calls_helper(t: &mut Tracer) {
 fn an_agent_tool_run_is_a_subtree_of_its_calls_tool_span() {
     let (mut t, sink) = tracer();
     outer_calls_helper(&mut t);
-    t.after_tool("inner-inv", Some("helper"), "f", Some("c2"), 0);
+    t.after_tool("inner-inv", Some("helper"), "f", Some("c2"), 0, None);
     t.on_event("inner-inv", tool_response("c2", "f"));
     t.finish("inner-inv", false);
     assert_eq!(t.open_count(), 1);
-    t.after_tool("outer-inv", Some("outer"), "helper", Some("c1"), 0);
+    t.after_tool("outer-inv", Some("outer"), "helper", Some("c1"), 0, None);
     t.on_event("outer-inv", tool_response("c1", "helper"));
     t.finish("outer-inv", false);
     assert_eq!(t.open_count(), 0);

@@ -597,7 +597,11 @@ impl Tracer {
     /// `held`: the JavaScript side's handle of the result afterToolCallback
     /// saw (0: none). `supply_seen` brings its JSON only for a span no
     /// function response event ended (the event, when it comes, wins), so
-    /// the usual path does not stringify a result twice.
+    /// the usual path does not stringify a result twice. `answered`: that
+    /// result is a ReflectAndRetryToolPlugin answer to a thrown error (its
+    /// type and details): the call failed, as onToolErrorCallback would have
+    /// said had the retry plugin, registered first, not answered before
+    /// this one saw it; the error stays whatever later replaces the answer.
     pub fn after_tool(
         &mut self,
         inv_id: &str,
@@ -605,6 +609,7 @@ impl Tracer {
         tool: &str,
         call_id: Option<&str>,
         held: u32,
+        answered: Option<(String, String)>,
     ) {
         let Some(inv) = self.inv(inv_id) else { return };
         let Some(i) = inv.find_tool_for_callback(agent.unwrap_or(""), tool, call_id) else {
@@ -613,6 +618,10 @@ impl Tracer {
         let t = &mut inv.tools[i];
         t.callbacks_done = true;
         t.last_callback = now_nanos();
+        if let Some((error_type, message)) = answered.filter(|_| !t.errored) {
+            t.span.error(&error_type, &message);
+            t.errored = true;
+        }
         if held != 0 {
             t.seen_result = None;
             t.seen_token = held;
@@ -678,6 +687,25 @@ impl Tracer {
                 };
                 end_agents_under(inv, t.span.id, end, &mut ended);
                 ended.push(t.span.finish(trace_id, end, limit));
+            }
+            // A Workflow tool node's call has no agent (its callbacks' contexts
+            // have none) while its error event's author is the node: the one
+            // such call still open is the one that failed.
+            if ended.len() == before {
+                let mut open = (inv.tools.iter().enumerate())
+                    .filter(|(_, t)| t.agent.is_empty() && !t.callbacks_done)
+                    .map(|(i, _)| i);
+                if let (Some(i), None) = (open.next(), open.next()) {
+                    let mut t = inv.tools.remove(i);
+                    let end = if t.errored {
+                        t.last_callback
+                    } else {
+                        t.span.error(tool_code, tool_msg);
+                        now
+                    };
+                    end_agents_under(inv, t.span.id, end, &mut ended);
+                    ended.push(t.span.finish(trace_id, end, limit));
+                }
             }
             // A plugin registered after this one threw in afterToolCallback:
             // this plugin's had completed the call, the last it completed.

@@ -59,7 +59,7 @@ pub fn after_tool_seeing(
 ) {
     static NEXT: AtomicU32 = AtomicU32::new(1);
     let token = NEXT.fetch_add(1, Ordering::Relaxed);
-    t.after_tool(inv_id, agent, tool, call_id, token);
+    t.after_tool(inv_id, agent, tool, call_id, token, None);
     t.supply_seen(inv_id, token, result_json.into());
 }
 

@@ -84,7 +84,7 @@ fn single_agent_with_a_tool() {
         },
     );
     t.before_tool("i1", Some("a"), "f", Some("c1"), Some("{}".into()));
-    t.after_tool("i1", Some("a"), "f", Some("c1"), 0);
+    t.after_tool("i1", Some("a"), "f", Some("c1"), 0, None);
     t.on_event("i1", response("c1", "f", r#"{"ok":1}"#));
     t.finish("i1", false);
     let spans = sink.spans();
@@ -190,9 +190,9 @@ fn tool_error_then_retry_response_and_duplicate_ids() {
     start(&mut t, "i1", vec![agent("a", None, false)]);
     t.before_tool("i1", Some("a"), "f", Some("c1"), None);
     t.tool_error("i1", Some("a"), "f", Some("c1"), "Error", "boom");
-    t.after_tool("i1", Some("a"), "f", Some("c1"), 0);
+    t.after_tool("i1", Some("a"), "f", Some("c1"), 0, None);
     t.before_tool("i1", Some("a"), "f", Some("c1"), None); // duplicate id
-    t.after_tool("i1", Some("a"), "f", Some("c1"), 0);
+    t.after_tool("i1", Some("a"), "f", Some("c1"), 0, None);
     let retry = r#"{"response_type":"ERROR_HANDLED_BY_REFLECT_AND_RETRY_PLUGIN","error_type":"Error","error_details":"boom","retry_count":1,"reflection_guidance":"The call to tool `f` failed."}"#;
     t.on_event("i1", response("c1", "f", retry));
     t.on_event("i1", response("c1", "f", r#"{"r":2}"#));
@@ -240,12 +240,12 @@ fn two_agents_given_the_same_call_id_keep_their_own_spans() {
         Some("c"),
         Some(r#"{"who":"b"}"#.into()),
     );
-    t.after_tool("i1", Some("b"), "f", Some("c"), 0);
+    t.after_tool("i1", Some("b"), "f", Some("c"), 0, None);
     let mut answer = response("c", "f", r#"{"who":"b"}"#);
     answer.author = Some("b".into());
     t.on_event("i1", answer);
     t.tool_error("i1", Some("a"), "f", Some("c"), "Error", "bad a");
-    t.after_tool("i1", Some("a"), "f", Some("c"), 0);
+    t.after_tool("i1", Some("a"), "f", Some("c"), 0, None);
     t.on_event("i1", response("c", "f", r#"{"error":"bad a"}"#));
     t.finish("i1", false);
     let spans = sink.spans();
@@ -303,7 +303,7 @@ fn an_unknown_agent_ends_with_the_tool_call_it_ran_in() {
         t.before_tool("i1", Some("a"), "delegate", Some(call), None);
         t.before_model("i1", Some("inner"), ModelRequest::default());
         t.after_model("i1", Some("inner"), ModelResponse::default());
-        t.after_tool("i1", Some("a"), "delegate", Some(call), 0);
+        t.after_tool("i1", Some("a"), "delegate", Some(call), 0, None);
         t.on_event("i1", response(call, "delegate", "{}"));
     }
     let spans = sink.spans();
@@ -365,7 +365,7 @@ fn an_agent_running_again_after_its_final_answer_gets_a_fresh_span_unless_busy()
         },
     );
     t.before_tool("i1", Some("a"), "slow", Some("c1"), None);
-    t.after_tool("i1", Some("a"), "slow", Some("c1"), 0);
+    t.after_tool("i1", Some("a"), "slow", Some("c1"), 0, None);
     // Its final answer with a long-running call still open: a is busy, so
     // its next model call stays in the same span.
     t.on_event("i1", final_answer("a"));
@@ -392,6 +392,36 @@ fn an_agent_running_again_after_its_final_answer_gets_a_fresh_span_unless_busy()
 }
 
 #[test]
+fn a_workflow_tool_node_call_ends_with_its_nodes_error_event() {
+    // The node's tool callbacks have no agent; its error event's author is
+    // the node (a retry plugin rethrew in onToolErrorCallback).
+    let (mut t, sink) = tracer();
+    start(&mut t, "i1", vec![]);
+    t.before_tool("i1", None, "boom", Some("c1"), None);
+    t.on_event(
+        "i1",
+        EventInfo {
+            author: Some("boom_node".into()),
+            error_code: Some("Error".into()),
+            error_message: Some("Error in tool 'boom': boom".into()),
+            ..Default::default()
+        },
+    );
+    let spans = sink.spans();
+    let tool = by_name(&spans, "execute_tool boom");
+    assert_eq!(tool.status.code, StatusCode::Error);
+    assert_eq!(
+        tool.status.message.as_deref(),
+        Some("Error in tool 'boom': boom")
+    );
+    t.finish("i1", false);
+    let spans = sink.spans();
+    assert!(by_name(&spans, "execute_tool boom")
+        .attribute(INTERRUPTED)
+        .is_none());
+}
+
+#[test]
 fn cap_finishes_the_oldest_and_late_callbacks_are_ignored() {
     let (mut t, sink) = recording_tracer(2);
     for i in 0..3 {
@@ -408,7 +438,7 @@ fn cap_finishes_the_oldest_and_late_callbacks_are_ignored() {
         spans[0].attribute(INTERRUPTED),
         Some(AttributeValue::Bool(true))
     ));
-    t.after_tool("i0", None, "f", None, 0);
+    t.after_tool("i0", None, "f", None, 0, None);
     assert_eq!(t.open_count(), 2);
     t.stop();
     assert_eq!(t.open_count(), 0);
@@ -582,7 +612,7 @@ fn a_tool_whose_callbacks_threw_ends_with_its_agents_error_event() {
     start(&mut t, "i1", vec![agent("a", None, false)]);
     t.before_tool("i1", Some("a"), "f", Some("c1"), None);
     t.before_tool("i1", Some("a"), "g", Some("c2"), None);
-    t.after_tool("i1", Some("a"), "g", Some("c2"), 0); // completed, response lost
+    t.after_tool("i1", Some("a"), "g", Some("c2"), 0, None); // completed, response lost
     t.on_event("i1", error_event("b", "UNKNOWN_ERROR", "other agent")); // not a's
     assert!(sink.spans().is_empty());
     t.on_event(
@@ -615,9 +645,9 @@ fn a_later_plugins_after_tool_error_ends_the_call_this_plugin_completed_last() {
     let (mut t, sink) = tracer();
     start(&mut t, "i1", vec![agent("a", None, false)]);
     t.before_tool("i1", Some("a"), "f", Some("c1"), None);
-    t.after_tool("i1", Some("a"), "f", Some("c1"), 0);
+    t.after_tool("i1", Some("a"), "f", Some("c1"), 0, None);
     t.before_tool("i1", Some("a"), "g", Some("c2"), None);
-    t.after_tool("i1", Some("a"), "g", Some("c2"), 0);
+    t.after_tool("i1", Some("a"), "g", Some("c2"), 0, None);
     let wrapped = "Error in plugin 'p' during 'afterToolCallback' callback: Error: limit";
     t.on_event("i1", error_event("a", "UNKNOWN_ERROR", wrapped));
     let spans = sink.spans();

@@ -268,8 +268,12 @@ fn apply_one(
                 });
             } else if kind == AFTER_TOOL {
                 let token = f.num()? as u32;
+                let answered_type = f.text()?;
+                let answered_message = f.text()?;
+                let answered = answered_type.map(|t| (t, answered_message.unwrap_or_default()));
                 at_time(time, || {
-                    s.tracer.after_tool(&id, agent, &tool, call_id, token)
+                    s.tracer
+                        .after_tool(&id, agent, &tool, call_id, token, answered)
                 });
             } else {
                 let error_type = f.text_or_empty()?;
