@@ -81,9 +81,13 @@ export declare function envRulesOf(capture?: string | undefined | null, vertex?:
 
 /**
  * Flushes every sink with pending spans, off the JavaScript thread (the
- * `beforeExit` path: the event loop ran dry, delivery keeps it alive).
+ * `beforeExit` path: the event loop ran dry, delivery keeps it alive), for
+ * what is left of the exit budget once `spent_millis` (since the first
+ * `beforeExit` that found spans pending) are gone: a program that ends
+ * while its collector is down ends within `exitFlushTimeoutMillis`, as
+ * one that calls `process.exit()` does. `None` when nothing is left.
  */
-export declare function flushPendingSinks(): Promise<void>
+export declare function flushPendingSinks(spentMillis: number): Promise<void> | null
 
 /** Resolves once every span the sink was handed so far was answered. */
 export declare function flushSink(id: number): Promise<void>
@@ -155,10 +159,11 @@ export declare function retryHotCalls(): { retryFailure(key: number): number; re
 
 /**
  * The `process.on('exit')` path: stops every sink, delivering what is queued
- * within the longest `exitFlushTimeoutMillis` of their plugins. Blocks the
+ * within the longest `exitFlushTimeoutMillis` of their plugins, less the
+ * `spent_millis` the `beforeExit` flushes already took. Blocks the
  * JavaScript thread, which has nothing left to do.
  */
-export declare function shutdownAllSinksSync(): void
+export declare function shutdownAllSinksSync(spentMillis: number): void
 
 /** Flushes and stops the sink, and forgets it. Idempotent. */
 export declare function shutdownSink(id: number): Promise<void>

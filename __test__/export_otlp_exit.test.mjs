@@ -8,6 +8,17 @@ import { startReceiver } from './helpers/otlp_receiver.mjs'
 import { cleanEnv, runChild } from './fixtures/otlp_common.mjs'
 import { margin } from './helpers/timing.mjs'
 
+/** A loopback port nothing listens on. */
+async function refusedPort() {
+  const { createServer } = await import('node:net')
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address()
+      server.close(() => resolve(port))
+    })
+  })
+}
+
 function breakAndExit(options) {
   return runChild('otlp_child.mjs', [JSON.stringify(options), 'break-exit'], { env: cleanEnv(), timeoutMs: 30_000 })
 }
@@ -96,6 +107,30 @@ describe('the exit paths: process.exit() after a consumer break, a natural end',
       await rx.stop()
     }
   })
+
+  // Regression: the natural end's flushes once waited up to 60 s each, so a
+  // script that simply ended while its collector was down lived on for half a
+  // minute or more (as long as the exporter kept retrying).
+  for (const [label, collector] of [
+    ['down (connection refused)', 'down'],
+    ['hanging', 'hang'],
+  ]) {
+    test(`a natural end with the collector ${label} ends within exitFlushTimeoutMillis`, async () => {
+      const rx = collector === 'hang' ? await startReceiver({ fallback: 'hang' }) : undefined
+      const endpoint = rx?.endpoint ?? `http://127.0.0.1:${await refusedPort()}/v1/traces`
+      try {
+        const options = { endpoint, batch: { scheduledDelayMillis: 60_000 }, exitFlushTimeoutMillis: 500 }
+        const r = await runChild('otlp_child.mjs', [JSON.stringify(options), 'natural'], { env: cleanEnv(), timeoutMs: 50_000 })
+        assert.equal(r.code, 0, r.stderr)
+        // In the child: from the run's end to the 'exit' listener after the plugin's.
+        const lingered = r.exitedAt - r.json.doneAt
+        const bound = 500 + margin(1500)
+        assert.ok(lingered < bound, `ended ${lingered} ms after the run (bound ${bound} ms)`)
+      } finally {
+        await rx?.stop()
+      }
+    })
+  }
 
   // The root reaching the hanging collector is checked with the default 2 s only: in 300 ms a
   // loaded machine does not always get the request onto the wire and into this busy process

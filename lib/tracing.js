@@ -73,6 +73,8 @@ const live = new Set() // WeakRefs of live plugins
 const pinned = new Set()
 let exitHooked = false
 let beforeExitFlushes = 0
+// When beforeExit first found spans pending (since it last found none).
+let pendingSince
 
 function eachLive(fn) {
   for (const plugin of pinned) {
@@ -106,11 +108,19 @@ function hookExit() {
     eachLive((p) => p._beforeExit())
     // Sinks of every plugin, also those the program let go of. The flush
     // keeps the loop alive; beforeExit then comes again, with nothing
-    // pending. The cap guards against a sink that never settles.
+    // pending. The flushes since spans were first found pending share the
+    // exit budget (a collector that is down must not hold the process);
+    // the cap guards against a sink that never settles.
     try {
-      if (beforeExitFlushes < 16 && sinksPending()) {
-        beforeExitFlushes++
-        flushPendingSinks().catch(() => {})
+      if (!sinksPending()) {
+        pendingSince = undefined
+      } else if (beforeExitFlushes < 16) {
+        pendingSince ??= performance.now()
+        const flush = flushPendingSinks(performance.now() - pendingSince)
+        if (flush) {
+          beforeExitFlushes++
+          flush.catch(() => {})
+        }
       }
     } catch {
       // Exit goes on: the exit handler still delivers within its bound.
@@ -121,7 +131,7 @@ function hookExit() {
   process.on('exit', () => {
     eachLive((p) => p._exit())
     try {
-      shutdownAllSinksSync()
+      shutdownAllSinksSync(pendingSince === undefined ? 0 : performance.now() - pendingSince)
     } catch {
       // Nothing more can be done while the process ends.
     }

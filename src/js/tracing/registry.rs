@@ -82,27 +82,49 @@ pub fn sinks_pending() -> bool {
     sinks().iter().any(|e| e.sink.has_pending())
 }
 
+/// The exit budget left after `spent_millis`: the longest
+/// `exitFlushTimeoutMillis` of the sinks `of` holds, less what was spent.
+fn exit_budget_left<'a>(of: impl Iterator<Item = &'a Entry>, spent_millis: f64) -> Duration {
+    let budget = of.map(|e| e.exit_timeout).max().unwrap_or_default();
+    let spent =
+        Duration::try_from_secs_f64(spent_millis.max(0.0) / 1000.0).unwrap_or(Duration::MAX);
+    budget.saturating_sub(spent)
+}
+
 /// Flushes every sink with pending spans, off the JavaScript thread (the
-/// `beforeExit` path: the event loop ran dry, delivery keeps it alive).
-#[napi(ts_return_type = "Promise<void>")]
-pub fn flush_pending_sinks(env: &Env) -> Result<Object<'_>> {
-    let pending = sinks()
-        .iter()
-        .filter(|e| e.sink.has_pending())
-        .map(|e| e.sink.clone())
-        .collect();
-    flush_all(env, pending, FLUSH_TIMEOUT)
+/// `beforeExit` path: the event loop ran dry, delivery keeps it alive), for
+/// what is left of the exit budget once `spent_millis` (since the first
+/// `beforeExit` that found spans pending) are gone: a program that ends
+/// while its collector is down ends within `exitFlushTimeoutMillis`, as
+/// one that calls `process.exit()` does. `None` when nothing is left.
+#[napi(ts_return_type = "Promise<void> | null")]
+pub fn flush_pending_sinks(env: &Env, spent_millis: f64) -> Result<Option<Object<'_>>> {
+    let (pending, left) = {
+        let all = sinks();
+        let pending: Vec<_> = (all.iter())
+            .filter(|e| e.sink.has_pending())
+            .map(|e| e.sink.clone())
+            .collect();
+        (
+            pending,
+            exit_budget_left(all.iter().filter(|e| e.sink.has_pending()), spent_millis),
+        )
+    };
+    if pending.is_empty() || left.is_zero() {
+        return Ok(None);
+    }
+    flush_all(env, pending, left).map(Some)
 }
 
 /// The `process.on('exit')` path: stops every sink, delivering what is queued
-/// within the longest `exitFlushTimeoutMillis` of their plugins. Blocks the
+/// within the longest `exitFlushTimeoutMillis` of their plugins, less the
+/// `spent_millis` the `beforeExit` flushes already took. Blocks the
 /// JavaScript thread, which has nothing left to do.
 #[napi]
-pub fn shutdown_all_sinks_sync() {
+pub fn shutdown_all_sinks_sync(spent_millis: f64) {
     worker::barrier();
     let all: Vec<Entry> = std::mem::take(&mut *sinks());
-    let budget = all.iter().map(|e| e.exit_timeout).max().unwrap_or_default();
-    let deadline = Instant::now() + budget;
+    let deadline = Instant::now() + exit_budget_left(all.iter(), spent_millis);
     for e in all {
         e.sink
             .shutdown(deadline.saturating_duration_since(Instant::now()));
