@@ -2,6 +2,7 @@
 //! (ureq, rustls with ring): it only ever runs on the exporter thread.
 
 use super::encode::Body;
+use super::http_date::parse_http_date;
 use crate::export::config::{OtlpConfig, SDK_NAME, SDK_VERSION};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -164,50 +165,9 @@ pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     if let Ok(secs) = value.parse::<u64>() {
         return Some(Duration::from_secs(secs));
     }
-    let at = parse_http_date(value)?;
     let now = now.duration_since(UNIX_EPOCH).ok()?.as_secs();
+    let at = parse_http_date(value, now)?;
     Some(Duration::from_secs(at.saturating_sub(now)))
-}
-
-/// IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) to Unix seconds.
-fn parse_http_date(s: &str) -> Option<u64> {
-    let parts: Vec<&str> = s.split_whitespace().collect();
-    if parts.len() != 6 || parts[5] != "GMT" {
-        return None;
-    }
-    let day: u64 = parts[1].parse().ok()?;
-    let month = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ]
-    .iter()
-    .position(|m| *m == parts[2])? as u64
-        + 1;
-    let year: u64 = parts[3].parse().ok()?;
-    let hms: Vec<u64> = parts[4]
-        .split(':')
-        .map(|p| p.parse().ok())
-        .collect::<Option<Vec<u64>>>()?;
-    if hms.len() != 3
-        || !(1..=31).contains(&day)
-        || year < 1970
-        || hms[0] > 23
-        || hms[1] > 59
-        || hms[2] > 60
-    {
-        return None;
-    }
-    // Days from civil (Howard Hinnant's algorithm), for years >= 1970.
-    let (y, m) = if month <= 2 {
-        (year - 1, month + 9)
-    } else {
-        (year, month - 3)
-    };
-    let era = y / 400;
-    let yoe = y - era * 400;
-    let doy = (153 * m + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(days * 86_400 + hms[0] * 3600 + hms[1] * 60 + hms[2])
 }
 
 #[cfg(test)]
@@ -229,10 +189,14 @@ mod tests {
         );
         assert_eq!(parse_retry_after("soon", now), None);
         assert_eq!(parse_retry_after("-1", now), None);
-        assert_eq!(parse_http_date("Thu, 01 Jan 1970 00:00:00 GMT"), Some(0));
+        // RFC 9110's two older forms, which a recipient must accept too.
         assert_eq!(
-            parse_http_date("Tue, 29 Feb 2000 12:00:00 GMT"),
-            Some(951_825_600)
+            parse_retry_after("Sunday, 06-Nov-94 08:49:37 GMT", now),
+            Some(Duration::from_secs(7))
+        );
+        assert_eq!(
+            parse_retry_after("Sun Nov  6 08:49:37 1994", now),
+            Some(Duration::from_secs(7))
         );
     }
 

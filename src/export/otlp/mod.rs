@@ -17,6 +17,7 @@ pub mod encode;
 mod give_back;
 mod gzip;
 pub mod http;
+mod http_date;
 pub mod prepared;
 pub mod proto;
 mod warn;
