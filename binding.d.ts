@@ -85,7 +85,7 @@ export declare function envRulesOf(capture?: string | undefined | null, vertex?:
  * what is left of the exit budget once `spent_millis` (since the first
  * `beforeExit` that found spans pending) are gone: a program that ends
  * while its collector is down ends within `exitFlushTimeoutMillis`, as
- * one that calls `process.exit()` does. `None` when nothing is left.
+ * one that calls `process.exit()` does. `null` when nothing is left.
  */
 export declare function flushPendingSinks(spentMillis: number): Promise<void> | null
 

@@ -275,12 +275,13 @@ test('the counts of at most 10,000 invocations are kept: runs nobody finished do
   await fail(plugin, { context: ctx('oldest') });
   await fail(plugin, { context: ctx('second') });
   for (let i = 0; i < 9998; i++) await fail(plugin, { context: ctx(`cut-short-${i}`) });
-  // 10,000 scopes: all still counted.
+  // 10,000 scopes: all still counted; 'oldest', counted again, is now the
+  // most recently used.
   assert.equal((await fail(plugin, { context: ctx('oldest') })).retry_count, 2);
-  // One more pushes out the oldest scope ('oldest' was counted again, but
-  // scopes age by when they were opened).
+  // One more pushes out the scope counted least recently: 'second'.
   await fail(plugin, { context: ctx('newest') });
-  assert.equal((await fail(plugin, { context: ctx('oldest') })).retry_count, 1);
+  assert.equal((await fail(plugin, { context: ctx('oldest') })).retry_count, 3);
+  assert.equal((await fail(plugin, { context: ctx('second') })).retry_count, 1);
   assert.equal((await fail(plugin, { context: ctx('newest') })).retry_count, 2);
 });
 

@@ -355,7 +355,7 @@ const MAX_ENGINE = 2 ** 21
 const MAX_SLOT = FRESH - 1
 /** Invocation scopes kept at most (as TracingPlugin's maxOpenInvocations
  * default): runs cut short that nobody finished would otherwise keep their
- * counts forever; past it the oldest scope is dropped. */
+ * counts forever; past it the scope counted least recently is dropped. */
 const MAX_SCOPES = 10000
 
 // The failed tools of one scope (see #scopes).
@@ -608,6 +608,11 @@ class ReflectAndRetryToolPlugin {
     if (keys === undefined) {
       if (this.#scopes.size >= MAX_SCOPES) this.#dropScope(this.#scopes.keys().next().value)
       keys = new ScopeKeys()
+      this.#scopes.set(scope, keys)
+    } else if (this.#scopes.size > MAX_SCOPES / 2) {
+      // Near the bound, a scope counted again moves to the newest end, so
+      // the one dropped is the one unused longest, not a live run's.
+      this.#scopes.delete(scope)
       this.#scopes.set(scope, keys)
     }
     let pair = keys.tools.get(toolName)

@@ -1,7 +1,8 @@
 'use strict'
 // runGuarded(runner, request) and guardRunner(runner): the events of a run
-// and, however the iteration ends, every invocation it started finished on
-// every plugin of the runner that has finishInterruptedInvocation.
+// and, however the iteration ends, its invocation finished on every plugin
+// of the runner that has finishInterruptedInvocation; when the iteration is
+// cut short, every run started inside it too (see "Runs nest" below).
 //
 // A run can throw before its first event (another plugin's
 // onUserMessageCallback/beforeRunCallback, a failed session lookup), so ids
@@ -114,8 +115,9 @@ function finishAll(runner, ids) {
 
 /**
  * Yields what `start(store)` (a runner method's event generator) yields and
- * finishes, however the iteration ends, every invocation started meanwhile
- * on every plugin of `runner`.
+ * finishes, on every plugin of `runner`, its own invocation however the
+ * iteration ends, and every invocation started meanwhile when it is cut
+ * short (break, throw, abort).
  */
 async function* guarded(runner, start) {
   watchRunStarts(runner)

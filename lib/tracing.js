@@ -76,6 +76,14 @@ let beforeExitFlushes = 0
 // When beforeExit first found spans pending (since it last found none).
 let pendingSince
 
+function forgetDelivered() {
+  try {
+    if (!sinksPending()) pendingSince = undefined
+  } catch {
+    // the exit handler's bound still holds
+  }
+}
+
 function eachLive(fn) {
   for (const plugin of pinned) {
     try {
@@ -119,7 +127,9 @@ function hookExit() {
         const flush = flushPendingSinks(performance.now() - pendingSince)
         if (flush) {
           beforeExitFlushes++
-          flush.catch(() => {})
+          // All delivered: a program that goes on (another listener gave the
+          // loop work) has the whole budget again at its next end.
+          flush.then(forgetDelivered, forgetDelivered)
         }
       }
     } catch {
@@ -412,10 +422,11 @@ const RETRY_RESPONSE_TYPE = 'ERROR_HANDLED_BY_REFLECT_AND_RETRY_PLUGIN'
  * answer: the retry plugin's own answer there ends the chain. */
 function retryAnsweredError(result) {
   if (result === null || typeof result !== 'object' || result.response_type !== RETRY_RESPONSE_TYPE) return undefined
-  const type = result.error_type
+  const type = typeof result.error_type === 'string' ? result.error_type : 'Error'
   if (type === 'ToolError') return undefined
+  // As src/trace/retry_outcome.rs reads an answer in a function response.
   const details = result.error_details
-  return [typeof type === 'string' ? type : 'Error', typeof details === 'string' ? details : (safeJson(details) ?? '')]
+  return [type, typeof details === 'string' ? details : details == null ? type : (safeJson(details) ?? type)]
 }
 
 /** What the span model needs of a function response: all of it when
@@ -459,11 +470,21 @@ const SEEN_PER_INVOCATION = 64
 // has the same bound).
 const MAX_TREES = 64
 
+/** Whether the run of `ic` streams (SSE): a model call may then answer in
+ * several non-partial responses. */
+function streamsRun(ic) {
+  try {
+    return ic?.runConfig?.streamingMode === 'sse'
+  } catch {
+    return false
+  }
+}
+
 /** Whether the run streams (SSE): a model call may then answer in several
  * non-partial responses. */
 function streams(ctx) {
   try {
-    return ctx?.invocationContext?.runConfig?.streamingMode === 'sse'
+    return streamsRun(ctx?.invocationContext)
   } catch {
     return false
   }
@@ -491,7 +512,8 @@ function isFinalAnswer(content) {
   const parts = content?.parts
   if (!Array.isArray(parts) || parts.length === 0) return undefined
   for (const part of parts) if (part?.functionCall != null) return false
-  return true
+  // A trailing code execution result: the model goes on (ADK's rule too).
+  return parts[parts.length - 1]?.codeExecutionResult == null
 }
 
 // ---- the plugin ------------------------------------------------------------------
@@ -561,10 +583,6 @@ class TracingPlugin {
     this._open = new Set()
     this._seenToken = 0
     this._linked = false // an AgentTool run was linked to its call (lib/agent_tool.js)
-    // Caller's invocation id -> the AgentTool runs it started: ending the
-    // caller ends them (the native side does that to their spans), so they
-    // are forgotten here too. Bounded like the open invocations.
-    this._inner = new Map()
     // History captured once per conversation (off: today's full capture).
     this._histories = envFullCapture() ? undefined : new Histories((slot) => this._r.forgetHistory(slot))
     // Tool declarations checked against the agent's last ones (off: each serialised).
@@ -676,13 +694,14 @@ class TracingPlugin {
     const traceId = str(parent?.traceId)
     const spanId = str(parent?.spanId)
     const isRemote = parent?.isRemote === true
-    const streaming = ic.runConfig?.streamingMode === 'sse'
+    const streaming = streamsRun(ic)
+    // A run starting after a beforeExit: the exit budget starts afresh.
+    pendingSince = undefined
     const r = this._r
     r.start(id, sessionId, appName, userId, rootName, rootDescription, tree, flat, userJson, capture, vertex, traceId, spanId, sampled, isRemote, traceState, streaming)
     if (caller !== undefined) {
       this._linked = true
       r.link(id, caller.invocationId, caller.functionCallId, caller.toolName)
-      this._noteInner(caller.invocationId, id)
     }
     this._handOverSoon()
   }
@@ -847,8 +866,12 @@ class TracingPlugin {
       const errorMessage = response.errorMessage == null ? undefined : String(response.errorMessage)
       const contentJson = this._capture && content != null ? safeJson(content) : undefined
       const streamed = streams(ctx)
+      // ADK 2.0.0 sends no event for a response with no parts, no error code
+      // and no usage alone (LlmAgent's postprocess).
+      const noParts = content == null || content.parts?.length === 0
+      const yieldsEvent = !noParts || !!response.errorCode || response.interrupted === true || (content == null && usage !== undefined)
       const r = this._r
-      r.afterModel(id, agent, finishReason, usage, errorCode, errorMessage, contentJson, streamed)
+      r.afterModel(id, agent, finishReason, usage, errorCode, errorMessage, contentJson, streamed, yieldsEvent)
       this._handOverSoon()
     } catch (e) {
       problem('afterModelCallback', e)
@@ -962,9 +985,16 @@ class TracingPlugin {
   /** Ends invocation `id`: its held results first, then the end itself,
    * handed over with the batch (at once for the console exporter). */
   _finish(id, interrupted) {
-    if (this._seen.size !== 0) this._supplySeenWithLinked(id)
+    // The AgentTool runs its end ends too (the native side knows them): their
+    // held results first, and they are forgotten here with it.
+    const linked = this._linked ? this._linkedRuns(id) : undefined
+    if (this._seen.size !== 0) {
+      if (linked) for (const run of linked) this._supplySeen(run)
+      this._supplySeen(id)
+    }
     this._r.finish(id, interrupted)
     this._forget(id)
+    if (linked) for (const run of linked) this._forget(run)
     if (this._printsTraces) {
       // The console exporter prints the run's tree now, before whatever
       // the program prints next.
@@ -1022,14 +1052,10 @@ class TracingPlugin {
     for (const [token, seen] of held) r.supplySeen(id, token, responseJson(seen.result, this._capture))
   }
 
-  /** _supplySeen for `id` and for the AgentTool runs its end ends too. */
-  _supplySeenWithLinked(id) {
-    if (this._linked) {
-      this._flush()
-      const runs = this._native.linkedRuns(id)
-      if (runs) for (const run of runs) this._supplySeen(run)
-    }
-    this._supplySeen(id)
+  /** The open AgentTool runs ending `id` ends with it, if any. */
+  _linkedRuns(id) {
+    this._flush()
+    return this._native.linkedRuns(id) ?? undefined
   }
 
   _supplyAllSeen() {
@@ -1071,33 +1097,6 @@ class TracingPlugin {
   _forget(id) {
     this._open.delete(id)
     if (this._treeless.size !== 0) this._treeless.delete(id)
-    if (this._inner.size !== 0) this._forgetInner(id)
-  }
-
-  _noteInner(callerId, id) {
-    let runs = this._inner.get(callerId)
-    if (runs === undefined) {
-      if (this._inner.size >= this._maxOpen) this._inner.delete(this._inner.keys().next().value)
-      this._inner.set(callerId, (runs = []))
-    }
-    runs.push(id)
-  }
-
-  /** Forgets the AgentTool runs `id` started, theirs, and so on: its end
-   * ended them (already ended ones are gone from the sets anyway). */
-  _forgetInner(id) {
-    const pending = [id]
-    while (pending.length !== 0) {
-      const caller = pending.pop()
-      const runs = this._inner.get(caller)
-      if (runs === undefined) continue
-      this._inner.delete(caller)
-      for (const run of runs) {
-        this._open.delete(run)
-        if (this._treeless.size !== 0) this._treeless.delete(run)
-        pending.push(run)
-      }
-    }
   }
 
   /** Emits what the exporter thread had to say (each text once per process). */
@@ -1125,7 +1124,6 @@ class TracingPlugin {
     if (this._shutdownPromise) return this._shutdownPromise
     this._stopped = true
     this._open.clear()
-    this._inner.clear()
     pinned.delete(this)
     try {
       const settle = () => {
@@ -1166,7 +1164,6 @@ class TracingPlugin {
     this._flush()
     if (native.openInvocationCount > 0) native.finishAll(true)
     this._open.clear()
-    this._inner.clear()
     pinned.delete(this)
   }
 

@@ -191,8 +191,8 @@ class Records {
   }
 
   /** `usage`: the response's usageMetadata object, or undefined. */
-  afterModel(id, agent, finishReason, usage, errorCode, errorMessage, contentJson, streamed) {
-    this.begin(AFTER_MODEL, 14)
+  afterModel(id, agent, finishReason, usage, errorCode, errorMessage, contentJson, streamed, yieldsEvent) {
+    this.begin(AFTER_MODEL, 15)
     this.key(id)
     this.key(agent)
     this.flag(false) // partial responses are not recorded
@@ -202,6 +202,7 @@ class Records {
     this.str(errorMessage)
     this.str(contentJson)
     this.flag(streamed)
+    this.flag(yieldsEvent)
   }
 
   modelError(id, agent, type, message) {

@@ -431,6 +431,10 @@ fn check_url(url: &str, what: &str) -> Result<(), String> {
 
 /// Whether an authority's port, if it has one, is a port number.
 fn port_fits(authority: &str) -> bool {
+    // After any `user:password@`, whose colon is not a port's.
+    let authority = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
     let host_end = authority.rfind(']').unwrap_or(0);
     match authority[host_end..].rfind(':') {
         Some(i) => {

@@ -361,12 +361,21 @@ fn invalid_endpoint_option_is_a_type_error() {
         let m = is_type_error(resolve(&o, &no_env));
         assert!(m.contains("endpoint"), "{m}");
     }
-    // The highest port is a port.
-    let o = ExportOptions {
-        endpoint: Some("http://127.0.0.1:65535/v1/traces".into()),
-        ..Default::default()
-    };
-    assert!(resolve(&o, &no_env).is_ok());
+    // The highest port is a port; credentials without a port are no port;
+    // an IPv6 host's colons neither.
+    for good in [
+        "http://127.0.0.1:65535/v1/traces",
+        "http://user:secret@collector/v1/traces",
+        "http://user:secret@collector:4318/v1/traces",
+        "http://[::1]/v1/traces",
+        "http://[::1]:4318/v1/traces",
+    ] {
+        let o = ExportOptions {
+            endpoint: Some(good.into()),
+            ..Default::default()
+        };
+        assert!(resolve(&o, &no_env).is_ok(), "{good}");
+    }
     // Credentials in a bad URL are not echoed.
     let o = ExportOptions {
         endpoint: Some("gopher://user:hunter22@x".into()),

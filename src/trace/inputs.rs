@@ -104,6 +104,10 @@ pub struct ModelResponse {
     /// The run streams (`runConfig.streamingMode` SSE): the call may answer
     /// in several non-partial responses (streamed.rs).
     pub streamed: bool,
+    /// ADK sends an event for this response (it has parts, an error code,
+    /// is interrupted, or reports usage alone): a streamed turn then waits
+    /// for that event, which adds nothing (streamed.rs).
+    pub yields_event: bool,
     /// The response had a `usageMetadata`, even one without counts.
     pub has_usage: bool,
 }

@@ -33,8 +33,9 @@ pub struct Invocation {
     pub tree: FastMap<String, AgentInfo>,
     /// Open agent spans in creation order (a child always after its parent).
     pub agents: Vec<(String, OpenSpan)>,
-    /// Agents with an open span whose run is over: their final answer came
-    /// (`EventInfo::ends_run`) and nothing of theirs since (agents.rs).
+    /// Agents whose run is over: their final answer came
+    /// (`EventInfo::ends_run`) and nothing of theirs since (agents.rs). Read
+    /// only for agents with an open span; cleared when one opens.
     pub runs_over: Vec<String>,
     /// (parent, child): a child whose run under the parent's open span is
     /// over; the child running again means the parent ran again.

@@ -470,12 +470,12 @@ impl Tracer {
             if let Some(pos) = inv.models.iter().position(|(a, _)| a == key) {
                 let (key, span) = inv.models.remove(pos);
                 let mut turn = StreamedTurn::new(span);
+                turn.awaiting_events += u32::from(resp.yields_event);
                 turn.add(resp, now);
-                turn.awaiting_events += 1;
                 inv.streamed.push((key, turn));
             } else if let Some((_, turn)) = inv.streamed.iter_mut().find(|(a, _)| a == key) {
+                turn.awaiting_events += u32::from(resp.yields_event);
                 turn.add(resp, now);
-                turn.awaiting_events += 1;
             }
             return;
         }
@@ -626,6 +626,15 @@ impl Tracer {
             t.seen_result = None;
             t.seen_token = held;
         }
+        // The call is done, and so is any agent outside the tree it ran (its
+        // span ends at this callback, whenever its response event comes):
+        // the turn's next call running that agent gets a span of its own.
+        let (span_id, end) = (t.span.id, t.last_callback);
+        let mut ended = Vec::new();
+        end_agents_under(inv, span_id, end, &mut ended);
+        for s in ended {
+            self.emit(s);
+        }
     }
 
     /// The JSON of the held result `token`, for its span if no function
@@ -651,7 +660,7 @@ impl Tracer {
         let limit = inv.limit;
         let mut ended = Vec::new();
         let author = ev.author.as_deref().unwrap_or("");
-        if non_empty(&ev.error_code).is_some() || non_empty(&ev.error_message).is_some() {
+        if ev.error_code.is_some() || ev.error_message.is_some() {
             // tracing.md's `??`: a field that is there counts, even empty
             // (a model error thrown as `new Error('')` has message '').
             let code = ev.error_code.as_deref().unwrap_or("Error").to_string();
@@ -689,11 +698,14 @@ impl Tracer {
                 ended.push(t.span.finish(trace_id, end, limit));
             }
             // A Workflow tool node's call has no agent (its callbacks' contexts
-            // have none) while its error event's author is the node: the one
-            // such call still open is the one that failed.
-            if ended.len() == before {
+            // have none) while its error event's author is the node, no
+            // agent: the one such call still open, if the error is ADK's
+            // report of that tool's failure, is the one that failed.
+            let by_agent = inv.tree.contains_key(author) || inv.agent_span_id(author).is_some();
+            if ended.len() == before && !by_agent {
                 let mut open = (inv.tools.iter().enumerate())
                     .filter(|(_, t)| t.agent.is_empty() && !t.callbacks_done)
+                    .filter(|(_, t)| tool_msg.contains(&format!("Error in tool '{}'", t.tool)))
                     .map(|(i, _)| i);
                 if let (Some(i), None) = (open.next(), open.next()) {
                     let mut t = inv.tools.remove(i);
@@ -751,6 +763,7 @@ impl Tracer {
             content_json: if inv.capture { content.clone() } else { None },
             streamed: true,
             has_usage: ev.has_usage,
+            yields_event: false,
         };
         let mut fed_turn = false;
         if response_event {
@@ -758,10 +771,13 @@ impl Tracer {
             if let Some((_, turn)) = inv.streamed.iter_mut().find(|(a, _)| a == author) {
                 if turn.awaiting_events > 0 {
                     turn.awaiting_events -= 1;
-                } else {
+                    fed_turn = true;
+                } else if !turn.finished_by_model() {
                     turn.add(answer, now_nanos());
+                    fed_turn = true;
                 }
-                fed_turn = true;
+                // Else not the call's: it had said it was done (an event
+                // the agent's own callback sends, say).
             }
         }
         let known_author = inv.tree.contains_key(author) || inv.agent_span_id(author).is_some();

@@ -85,10 +85,12 @@ pub struct StreamedTurn {
     error: Option<(String, String)>,
     /// When the last response arrived: the span's end.
     pub last_response: u64,
-    /// Responses afterModelCallback gave whose events have not come yet:
-    /// each response is one event, which then adds nothing. A response
-    /// afterModelCallback never gave (an earlier plugin answered it) comes
-    /// only as its event, which adds it.
+    /// Responses afterModelCallback gave whose events have not come yet: ADK
+    /// sends one event for each response that has parts, an error code or
+    /// usage alone (`ModelResponse::yields_event`), which then adds nothing.
+    /// A response afterModelCallback never gave (an earlier plugin answered
+    /// it) comes only as its event, which adds it, until the call has said
+    /// it is done (a finish reason).
     pub awaiting_events: u32,
 }
 

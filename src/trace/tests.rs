@@ -296,6 +296,44 @@ fn sequential_siblings_close_and_unknown_agents_nest_under_tools() {
 }
 
 #[test]
+fn an_unknown_agent_run_by_two_calls_of_one_turn_gets_a_span_under_each() {
+    // ADK runs a turn's calls one after another, then sends one event with
+    // both responses.
+    let (mut t, sink) = tracer();
+    start(&mut t, "i1", vec![agent("a", None, false)]);
+    for call in ["c1", "c2"] {
+        t.before_tool("i1", Some("a"), "delegate", Some(call), None);
+        t.before_model("i1", Some("inner"), ModelRequest::default());
+        t.after_model("i1", Some("inner"), ModelResponse::default());
+        t.after_tool("i1", Some("a"), "delegate", Some(call), 0, None);
+    }
+    let mut both = response("c1", "delegate", "{}");
+    both.function_responses.push(FunctionResponse {
+        id: "c2".into(),
+        name: "delegate".into(),
+        response_json: "{}".into(),
+    });
+    t.on_event("i1", both);
+    t.finish("i1", false);
+    let spans = sink.spans();
+    let tools = named(&spans, "execute_tool delegate");
+    let inners = named(&spans, "invoke_agent inner");
+    assert_eq!((tools.len(), inners.len()), (2, 2));
+    for inner in &inners {
+        let tool = tools
+            .iter()
+            .find(|t| Some(t.span_id) == inner.parent_span_id);
+        let tool = tool.expect("under a call");
+        assert!(inner.end_time_unix_nano <= tool.end_time_unix_nano);
+        let chats = spans
+            .iter()
+            .filter(|s| s.parent_span_id == Some(inner.span_id))
+            .count();
+        assert_eq!(chats, 1);
+    }
+}
+
+#[test]
 fn an_unknown_agent_ends_with_the_tool_call_it_ran_in() {
     let (mut t, sink) = tracer();
     start(&mut t, "i1", vec![agent("a", None, false)]);
@@ -398,6 +436,17 @@ fn a_workflow_tool_node_call_ends_with_its_nodes_error_event() {
     let (mut t, sink) = tracer();
     start(&mut t, "i1", vec![]);
     t.before_tool("i1", None, "boom", Some("c1"), None);
+    // A model error of an agent running beside it is not the node's.
+    t.before_model("i1", Some("writer"), ModelRequest::default());
+    t.on_event(
+        "i1",
+        EventInfo {
+            author: Some("writer".into()),
+            error_code: Some("SAFETY".into()),
+            ..Default::default()
+        },
+    );
+    assert!(named(&sink.spans(), "execute_tool boom").is_empty());
     t.on_event(
         "i1",
         EventInfo {
@@ -455,6 +504,7 @@ fn root_errors_take_fields_that_are_there_even_empty() {
         (Some("SAFETY"), None, "SAFETY", "SAFETY"),
         (None, Some("boom"), "Error", "boom"),
         (Some(""), Some("boom"), "", "boom"),
+        (None, Some(""), "Error", ""),
     ];
     for (code, message, want_type, want_message) in cases {
         let (mut t, sink) = tracer();

@@ -2,6 +2,10 @@
 //! server should send, and the two obsolete forms a recipient must accept
 //! too (the OpenTelemetry JS exporter reads all three through `Date`).
 
+/// HTTP dates have four-digit years; a larger one is not a date (and
+/// would overflow the arithmetic).
+const MAX_YEAR: u64 = 9999;
+
 const MONTHS: [&str; 12] = [
     "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
 ];
@@ -38,10 +42,14 @@ pub fn parse_http_date(s: &str, now: u64) -> Option<u64> {
 
 /// The (proleptic Gregorian) year of Unix second `at`.
 fn year_of(at: u64) -> u64 {
-    let mut year = 1970 + at / 31_556_952;
-    // The estimate may be one off at a year's edge.
-    while unix_seconds(year, "Jan", 1, "00:00:00").is_some_and(|start| start > at) {
+    let starts = |year: u64| unix_seconds(year, "Jan", 1, "00:00:00");
+    let mut year = (1970 + at / 31_556_952).min(MAX_YEAR);
+    // The estimate may be a year off either way at a year's edge.
+    while year > 1970 && starts(year).is_some_and(|start| start > at) {
         year -= 1;
+    }
+    while year < MAX_YEAR && starts(year + 1).is_some_and(|start| start <= at) {
+        year += 1;
     }
     year
 }
@@ -54,7 +62,7 @@ fn unix_seconds(year: u64, month: &str, day: u64, time: &str) -> Option<u64> {
         .collect::<Option<Vec<u64>>>()?;
     if hms.len() != 3
         || !(1..=31).contains(&day)
-        || year < 1970
+        || !(1970..=MAX_YEAR).contains(&year)
         || hms[0] > 23
         || hms[1] > 59
         || hms[2] > 60
@@ -79,7 +87,7 @@ fn unix_seconds(year: u64, month: &str, day: u64, time: &str) -> Option<u64> {
 mod tests {
     use super::*;
 
-    const NOW: u64 = 1_796_256_000; // 2026-12-02
+    const NOW: u64 = 1_796_256_000; // 2026-12-03T00:00:00Z
 
     #[test]
     fn the_three_forms() {
@@ -109,6 +117,18 @@ mod tests {
     }
 
     #[test]
+    fn years_at_their_edges() {
+        for year in [1970, 1999, 2000, 2027, 2028, 2100] {
+            let start = unix_seconds(year, "Jan", 1, "00:00:00").expect("a date");
+            assert_eq!(year_of(start), year);
+            if year > 1970 {
+                assert_eq!(year_of(start - 1), year - 1);
+            }
+            assert_eq!(year_of(start + 5_400), year);
+        }
+    }
+
+    #[test]
     fn anything_else_is_not_a_date() {
         for bad in [
             "soon",
@@ -117,6 +137,7 @@ mod tests {
             "Sun Nov  6 08:49 1994",
             "Sun Foo  6 08:49:37 1994",
             "Sun, 32 Nov 1994 08:49:37 GMT",
+            "Sun, 06 Nov 18446744073709551615 08:49:37 GMT",
         ] {
             assert_eq!(parse_http_date(bad, NOW), None, "{bad}");
         }

@@ -242,6 +242,7 @@ fn apply_one(
                 content_json: f.text()?,
                 streamed: f.flag()?,
                 has_usage,
+                yields_event: f.flag()?,
             };
             at_time(time, || {
                 s.tracer.after_model(&id, agent.as_deref(), response)

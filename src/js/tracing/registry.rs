@@ -83,9 +83,10 @@ pub fn sinks_pending() -> bool {
 }
 
 /// The exit budget left after `spent_millis`: the longest
-/// `exitFlushTimeoutMillis` of the sinks `of` holds, less what was spent.
-fn exit_budget_left<'a>(of: impl Iterator<Item = &'a Entry>, spent_millis: f64) -> Duration {
-    let budget = of.map(|e| e.exit_timeout).max().unwrap_or_default();
+/// `exitFlushTimeoutMillis` of the sinks `of` holds (all of them: the rule
+/// both exit paths share), less what was spent.
+fn exit_budget_left(of: &[Entry], spent_millis: f64) -> Duration {
+    let budget = of.iter().map(|e| e.exit_timeout).max().unwrap_or_default();
     let spent =
         Duration::try_from_secs_f64(spent_millis.max(0.0) / 1000.0).unwrap_or(Duration::MAX);
     budget.saturating_sub(spent)
@@ -96,7 +97,7 @@ fn exit_budget_left<'a>(of: impl Iterator<Item = &'a Entry>, spent_millis: f64) 
 /// what is left of the exit budget once `spent_millis` (since the first
 /// `beforeExit` that found spans pending) are gone: a program that ends
 /// while its collector is down ends within `exitFlushTimeoutMillis`, as
-/// one that calls `process.exit()` does. `None` when nothing is left.
+/// one that calls `process.exit()` does. `null` when nothing is left.
 #[napi(ts_return_type = "Promise<void> | null")]
 pub fn flush_pending_sinks(env: &Env, spent_millis: f64) -> Result<Option<Object<'_>>> {
     let (pending, left) = {
@@ -105,10 +106,7 @@ pub fn flush_pending_sinks(env: &Env, spent_millis: f64) -> Result<Option<Object
             .filter(|e| e.sink.has_pending())
             .map(|e| e.sink.clone())
             .collect();
-        (
-            pending,
-            exit_budget_left(all.iter().filter(|e| e.sink.has_pending()), spent_millis),
-        )
+        (pending, exit_budget_left(&all, spent_millis))
     };
     if pending.is_empty() || left.is_zero() {
         return Ok(None);
@@ -124,7 +122,7 @@ pub fn flush_pending_sinks(env: &Env, spent_millis: f64) -> Result<Option<Object
 pub fn shutdown_all_sinks_sync(spent_millis: f64) {
     worker::barrier();
     let all: Vec<Entry> = std::mem::take(&mut *sinks());
-    let deadline = Instant::now() + exit_budget_left(all.iter(), spent_millis);
+    let deadline = Instant::now() + exit_budget_left(&all, spent_millis);
     for e in all {
         e.sink
             .shutdown(deadline.saturating_duration_since(Instant::now()));
