@@ -224,6 +224,8 @@ for (const where of ['onUserMessageCallback', 'beforeRunCallback']) {
         }, /no run today/)
         assert.equal(seen.length, 1)
         assert.deepEqual(finished, seen, `${how}, ${withTracing ? 'with' : 'without'} TracingPlugin`)
+        // Stopped in beforeRunCallback, the run had started on TracingPlugin too.
+        assert.equal(tracing.openInvocationCount, 0)
       }
     }
   })

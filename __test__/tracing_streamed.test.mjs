@@ -205,22 +205,32 @@ test('SSE with a plugin before this one answering afterModelCallback: the chat s
     llmResponse.partial ? undefined : { ...llmResponse, content: llmResponse.content && { ...llmResponse.content } }
   const redactText = ({ llmResponse }) =>
     llmResponse.partial || !llmResponse.content?.parts?.some((p) => p.text) ? undefined : { ...llmResponse }
-  const chatsOf = async (before) => {
-    const { tracing, runner } = traced(calculator([textThenCall(), finalText()]), { before })
+  // Gemini often puts the finish reason on the function call's chunk: the
+  // call has then said it is done, and its usage-only close still belongs.
+  const callDone = () =>
+    textThenCall().map((c) =>
+      c.candidates?.[0]?.content?.parts?.[0]?.functionCall ? { ...c, candidates: [{ ...c.candidates[0], finishReason: 'STOP' }] } : c,
+    )
+  const chatsOf = async (before, first) => {
+    const { tracing, runner } = traced(calculator([first(), finalText()]), { before })
     await runOnce(runner, 'add 1 and 2', SSE)
     const spans = tracing.getFinishedSpans()
     assert.equal(tracing.openInvocationCount, 0)
     const chats = byName(spans, 'chat streaming-model').sort((p, q) => (p.startTimeUnixNano < q.startTimeUnixNano ? -1 : 1))
     return { chats, tool: one(spans, 'execute_tool add') }
   }
-  const plain = await chatsOf([])
   const keys = ['gen_ai.output.messages', 'gen_ai.response.finish_reasons', 'gen_ai.usage.output_tokens', 'gen_ai.usage.total_tokens']
   const pick = (span) => Object.fromEntries(keys.map((k) => [k, span.attributes[k]]))
-  for (const answer of [redactAll, redactText]) {
-    const { chats, tool } = await chatsOf([plugin('answers', { afterModelCallback: async (p) => answer(p) })])
-    assert.equal(chats.length, 2)
-    assert.deepEqual(chats.map(pick), plain.chats.map(pick), answer.name)
-    // The first call ended at its last response, after the tool ran.
-    assert.ok(chats[0].endTimeUnixNano >= tool.endTimeUnixNano, answer.name)
+  for (const first of [textThenCall, callDone]) {
+    const plain = await chatsOf([], first)
+    // The usage-only close's counts, on the span of the call it closes.
+    assert.equal(plain.chats[0].attributes['gen_ai.usage.output_tokens'], 9)
+    for (const answer of [redactAll, redactText]) {
+      const { chats, tool } = await chatsOf([plugin('answers', { afterModelCallback: async (p) => answer(p) })], first)
+      assert.equal(chats.length, 2)
+      assert.deepEqual(chats.map(pick), plain.chats.map(pick), `${first.name}, ${answer.name}`)
+      // The first call ended at its last response, after the tool ran.
+      assert.ok(chats[0].endTimeUnixNano >= tool.endTimeUnixNano, `${first.name}, ${answer.name}`)
+    }
   }
 })

@@ -609,9 +609,9 @@ class ReflectAndRetryToolPlugin {
       if (this.#scopes.size >= MAX_SCOPES) this.#dropScope(this.#scopes.keys().next().value)
       keys = new ScopeKeys()
       this.#scopes.set(scope, keys)
-    } else if (this.#scopes.size > MAX_SCOPES / 2) {
-      // Near the bound, a scope counted again moves to the newest end, so
-      // the one dropped is the one unused longest, not a live run's.
+    } else if (this.#scopes.size > 1) {
+      // A scope counted again moves to the newest end, so the one dropped at
+      // the bound is the one counted least recently, not a live run's.
       this.#scopes.delete(scope)
       this.#scopes.set(scope, keys)
     }

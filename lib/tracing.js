@@ -78,7 +78,10 @@ let pendingSince
 
 function forgetDelivered() {
   try {
-    if (!sinksPending()) pendingSince = undefined
+    if (!sinksPending()) {
+      pendingSince = undefined
+      beforeExitFlushes = 0
+    }
   } catch {
     // the exit handler's bound still holds
   }
@@ -582,7 +585,10 @@ class TracingPlugin {
     // is the backstop for runs whose start this plugin did not see).
     this._open = new Set()
     this._seenToken = 0
-    this._linked = false // an AgentTool run was linked to its call (lib/agent_tool.js)
+    // Invocations whose AgentTool calls started runs here (lib/agent_tool.js):
+    // only their ends ask the native side which runs they end. Bounded like
+    // the open invocations.
+    this._callers = new Set()
     // History captured once per conversation (off: today's full capture).
     this._histories = envFullCapture() ? undefined : new Histories((slot) => this._r.forgetHistory(slot))
     // Tool declarations checked against the agent's last ones (off: each serialised).
@@ -697,10 +703,13 @@ class TracingPlugin {
     const streaming = streamsRun(ic)
     // A run starting after a beforeExit: the exit budget starts afresh.
     pendingSince = undefined
+    beforeExitFlushes = 0
     const r = this._r
     r.start(id, sessionId, appName, userId, rootName, rootDescription, tree, flat, userJson, capture, vertex, traceId, spanId, sampled, isRemote, traceState, streaming)
     if (caller !== undefined) {
-      this._linked = true
+      const callers = this._callers
+      if (callers.size >= this._maxOpen) callers.delete(callers.values().next().value)
+      callers.add(caller.invocationId)
       r.link(id, caller.invocationId, caller.functionCallId, caller.toolName)
     }
     this._handOverSoon()
@@ -866,10 +875,17 @@ class TracingPlugin {
       const errorMessage = response.errorMessage == null ? undefined : String(response.errorMessage)
       const contentJson = this._capture && content != null ? safeJson(content) : undefined
       const streamed = streams(ctx)
-      // ADK 2.0.0 sends no event for a response with no parts, no error code
-      // and no usage alone (LlmAgent's postprocess).
-      const noParts = content == null || content.parts?.length === 0
-      const yieldsEvent = !noParts || !!response.errorCode || response.interrupted === true || (content == null && usage !== undefined)
+      // Whether an event will come that the span model takes for this
+      // response (src/trace/model.rs on_event): ADK 2.0.0 sends none for a
+      // response with no parts, no error code and no usage alone (LlmAgent's
+      // postprocess), and the span model takes one with parts, usage or a
+      // finish reason (an error code alone is also how ADK reports a failed
+      // tool call, no response of the model's).
+      const parts = content?.parts
+      const hasParts = Array.isArray(parts) && parts.length !== 0
+      const noParts = content == null || parts?.length === 0
+      const sent = !noParts || !!response.errorCode || response.interrupted === true || (content == null && usage !== undefined)
+      const yieldsEvent = sent && (hasParts || usage !== undefined || finishReason !== undefined)
       const r = this._r
       r.afterModel(id, agent, finishReason, usage, errorCode, errorMessage, contentJson, streamed, yieldsEvent)
       this._handOverSoon()
@@ -987,14 +1003,19 @@ class TracingPlugin {
   _finish(id, interrupted) {
     // The AgentTool runs its end ends too (the native side knows them): their
     // held results first, and they are forgotten here with it.
-    const linked = this._linked ? this._linkedRuns(id) : undefined
+    const linked = this._callers.size !== 0 && this._callers.delete(id) ? this._linkedRuns(id) : undefined
     if (this._seen.size !== 0) {
       if (linked) for (const run of linked) this._supplySeen(run)
       this._supplySeen(id)
     }
     this._r.finish(id, interrupted)
     this._forget(id)
-    if (linked) for (const run of linked) this._forget(run)
+    if (linked) {
+      for (const run of linked) {
+        this._forget(run)
+        this._callers.delete(run)
+      }
+    }
     if (this._printsTraces) {
       // The console exporter prints the run's tree now, before whatever
       // the program prints next.
@@ -1124,6 +1145,7 @@ class TracingPlugin {
     if (this._shutdownPromise) return this._shutdownPromise
     this._stopped = true
     this._open.clear()
+    this._callers.clear()
     pinned.delete(this)
     try {
       const settle = () => {
@@ -1164,6 +1186,7 @@ class TracingPlugin {
     this._flush()
     if (native.openInvocationCount > 0) native.finishAll(true)
     this._open.clear()
+    this._callers.clear()
     pinned.delete(this)
   }
 

@@ -705,7 +705,12 @@ impl Tracer {
             if ended.len() == before && !by_agent {
                 let mut open = (inv.tools.iter().enumerate())
                     .filter(|(_, t)| t.agent.is_empty() && !t.callbacks_done)
-                    .filter(|(_, t)| tool_msg.contains(&format!("Error in tool '{}'", t.tool)))
+                    .filter(|(_, t)| {
+                        // A ToolNode is named after its tool by default; ADK's
+                        // FunctionTool reports its failure so.
+                        t.tool == author
+                            || tool_msg.contains(&format!("Error in tool '{}'", t.tool))
+                    })
                     .map(|(i, _)| i);
                 if let (Some(i), None) = (open.next(), open.next()) {
                     let mut t = inv.tools.remove(i);
@@ -771,13 +776,14 @@ impl Tracer {
             if let Some((_, turn)) = inv.streamed.iter_mut().find(|(a, _)| a == author) {
                 if turn.awaiting_events > 0 {
                     turn.awaiting_events -= 1;
-                    fed_turn = true;
-                } else if !turn.finished_by_model() {
+                } else if !turn.finished_by_model() || ev.ends_run.is_none() {
+                    // A call that said it was done still closes with usage
+                    // alone (ADK's close() after the tools ran).
                     turn.add(answer, now_nanos());
-                    fed_turn = true;
                 }
-                // Else not the call's: it had said it was done (an event
-                // the agent's own callback sends, say).
+                // Else parts after the call said it was done: not the call's
+                // (an event the agent's own callback sends, say).
+                fed_turn = true;
             }
         }
         let known_author = inv.tree.contains_key(author) || inv.agent_span_id(author).is_some();

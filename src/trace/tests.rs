@@ -471,6 +471,25 @@ fn a_workflow_tool_node_call_ends_with_its_nodes_error_event() {
 }
 
 #[test]
+fn a_tool_node_named_after_its_tool_ends_with_its_error_event_whatever_the_message() {
+    let (mut t, sink) = tracer();
+    start(&mut t, "i1", vec![]);
+    t.before_tool("i1", None, "search", Some("c1"), None);
+    t.on_event(
+        "i1",
+        EventInfo {
+            author: Some("search".into()),
+            error_code: Some("Error".into()),
+            error_message: Some("quota exhausted".into()),
+            ..Default::default()
+        },
+    );
+    let spans = sink.spans();
+    let tool = by_name(&spans, "execute_tool search");
+    assert_eq!(tool.status.message.as_deref(), Some("quota exhausted"));
+}
+
+#[test]
 fn cap_finishes_the_oldest_and_late_callbacks_are_ignored() {
     let (mut t, sink) = recording_tracer(2);
     for i in 0..3 {
