@@ -74,6 +74,27 @@ fn responses_content(responses: &[FunctionResponse]) -> String {
     out
 }
 
+/// Ends tool call `i` of `inv` as failed with `error` (type, message) at
+/// `now`, unless a tool callback had already failed it (then as it stands,
+/// at that callback), and the agents outside the tree it ran.
+fn end_failed_tool(
+    inv: &mut Invocation,
+    i: usize,
+    (error_type, message): (&str, &str),
+    now: u64,
+    ended: &mut Vec<SpanData>,
+) {
+    let mut t = inv.tools.remove(i);
+    let end = if t.errored {
+        t.last_callback
+    } else {
+        t.span.error(error_type, message);
+        now
+    };
+    end_agents_under(inv, t.span.id, end, ended);
+    ended.push(t.span.finish(inv.trace_id, end, inv.limit));
+}
+
 fn non_empty(s: &Option<String>) -> Option<&str> {
     s.as_deref().filter(|s| !s.is_empty())
 }
@@ -687,15 +708,7 @@ impl Tracer {
                     i += 1;
                     continue;
                 }
-                let mut t = inv.tools.remove(i);
-                let end = if t.errored {
-                    t.last_callback
-                } else {
-                    t.span.error(tool_code, tool_msg);
-                    now
-                };
-                end_agents_under(inv, t.span.id, end, &mut ended);
-                ended.push(t.span.finish(trace_id, end, limit));
+                end_failed_tool(inv, i, (tool_code, tool_msg), now, &mut ended);
             }
             // A Workflow tool node's call has no agent (its callbacks' contexts
             // have none) while its error event's author is the node, no
@@ -713,15 +726,7 @@ impl Tracer {
                     })
                     .map(|(i, _)| i);
                 if let (Some(i), None) = (open.next(), open.next()) {
-                    let mut t = inv.tools.remove(i);
-                    let end = if t.errored {
-                        t.last_callback
-                    } else {
-                        t.span.error(tool_code, tool_msg);
-                        now
-                    };
-                    end_agents_under(inv, t.span.id, end, &mut ended);
-                    ended.push(t.span.finish(trace_id, end, limit));
+                    end_failed_tool(inv, i, (tool_code, tool_msg), now, &mut ended);
                 }
             }
             // A plugin registered after this one threw in afterToolCallback:
