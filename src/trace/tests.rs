@@ -296,71 +296,48 @@ fn sequential_siblings_close_and_unknown_agents_nest_under_tools() {
 }
 
 #[test]
-fn an_unknown_agent_run_by_two_calls_of_one_turn_gets_a_span_under_each() {
-    // ADK runs a turn's calls one after another, then sends one event with
-    // both responses.
-    let (mut t, sink) = tracer();
-    start(&mut t, "i1", vec![agent("a", None, false)]);
-    for call in ["c1", "c2"] {
-        t.before_tool("i1", Some("a"), "delegate", Some(call), None);
-        t.before_model("i1", Some("inner"), ModelRequest::default());
-        t.after_model("i1", Some("inner"), ModelResponse::default());
-        t.after_tool("i1", Some("a"), "delegate", Some(call), 0, None);
+fn an_unknown_agent_gets_a_span_under_each_call_that_ran_it_ending_within_it() {
+    // Calls in turns of their own, or in one turn: ADK runs a turn's calls
+    // one after another, then sends one event with both responses.
+    for one_turn in [false, true] {
+        let (mut t, sink) = tracer();
+        start(&mut t, "i1", vec![agent("a", None, false)]);
+        for call in ["c1", "c2"] {
+            t.before_tool("i1", Some("a"), "delegate", Some(call), None);
+            t.before_model("i1", Some("inner"), ModelRequest::default());
+            t.after_model("i1", Some("inner"), ModelResponse::default());
+            t.after_tool("i1", Some("a"), "delegate", Some(call), 0, None);
+            if !one_turn {
+                t.on_event("i1", response(call, "delegate", "{}"));
+            }
+        }
+        if one_turn {
+            let mut both = response("c1", "delegate", "{}");
+            both.function_responses.push(FunctionResponse {
+                id: "c2".into(),
+                name: "delegate".into(),
+                response_json: "{}".into(),
+            });
+            t.on_event("i1", both);
+        }
+        t.finish("i1", false);
+        let spans = sink.spans();
+        let tools = named(&spans, "execute_tool delegate");
+        let inners = named(&spans, "invoke_agent inner");
+        assert_eq!((tools.len(), inners.len()), (2, 2), "one turn: {one_turn}");
+        for inner in &inners {
+            let tool = tools
+                .iter()
+                .find(|t| Some(t.span_id) == inner.parent_span_id);
+            let tool = tool.expect("under a call");
+            assert!(inner.end_time_unix_nano <= tool.end_time_unix_nano);
+            let chats = spans
+                .iter()
+                .filter(|s| s.parent_span_id == Some(inner.span_id))
+                .count();
+            assert_eq!(chats, 1);
+        }
     }
-    let mut both = response("c1", "delegate", "{}");
-    both.function_responses.push(FunctionResponse {
-        id: "c2".into(),
-        name: "delegate".into(),
-        response_json: "{}".into(),
-    });
-    t.on_event("i1", both);
-    t.finish("i1", false);
-    let spans = sink.spans();
-    let tools = named(&spans, "execute_tool delegate");
-    let inners = named(&spans, "invoke_agent inner");
-    assert_eq!((tools.len(), inners.len()), (2, 2));
-    for inner in &inners {
-        let tool = tools
-            .iter()
-            .find(|t| Some(t.span_id) == inner.parent_span_id);
-        let tool = tool.expect("under a call");
-        assert!(inner.end_time_unix_nano <= tool.end_time_unix_nano);
-        let chats = spans
-            .iter()
-            .filter(|s| s.parent_span_id == Some(inner.span_id))
-            .count();
-        assert_eq!(chats, 1);
-    }
-}
-
-#[test]
-fn an_unknown_agent_ends_with_the_tool_call_it_ran_in() {
-    let (mut t, sink) = tracer();
-    start(&mut t, "i1", vec![agent("a", None, false)]);
-    for call in ["c1", "c2"] {
-        t.before_tool("i1", Some("a"), "delegate", Some(call), None);
-        t.before_model("i1", Some("inner"), ModelRequest::default());
-        t.after_model("i1", Some("inner"), ModelResponse::default());
-        t.after_tool("i1", Some("a"), "delegate", Some(call), 0, None);
-        t.on_event("i1", response(call, "delegate", "{}"));
-    }
-    let spans = sink.spans();
-    // Each call's agent span ended with the call, before it, within it.
-    let tools: Vec<_> = spans
-        .iter()
-        .filter(|s| s.name == "execute_tool delegate")
-        .collect();
-    let inners: Vec<_> = spans
-        .iter()
-        .filter(|s| s.name == "invoke_agent inner")
-        .collect();
-    assert_eq!((tools.len(), inners.len()), (2, 2));
-    for (tool, inner) in tools.iter().zip(&inners) {
-        assert_eq!(inner.parent_span_id, Some(tool.span_id));
-        assert!(inner.end_time_unix_nano <= tool.end_time_unix_nano);
-    }
-    t.finish("i1", false);
-    assert_eq!(named(&sink.spans(), "invoke_agent inner").len(), 2);
 }
 
 fn final_answer(author: &str) -> EventInfo {
