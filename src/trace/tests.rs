@@ -340,10 +340,22 @@ fn an_unknown_agent_gets_a_span_under_each_call_that_ran_it_ending_within_it() {
     }
 }
 
-fn final_answer(author: &str) -> EventInfo {
+/// An error event of `author` (`code`, `message`: what it carries).
+fn error_event(author: &str, code: Option<&str>, message: Option<&str>) -> EventInfo {
     EventInfo {
         author: Some(author.into()),
-        ends_run: Some(true),
+        error_code: code.map(Into::into),
+        error_message: message.map(Into::into),
+        ..Default::default()
+    }
+}
+
+/// An answer of `author`'s: its final one (`Some(true)`), one it goes on
+/// after (`Some(false)`), or one without parts that says neither (`None`).
+fn answer(author: &str, ends_run: Option<bool>) -> EventInfo {
+    EventInfo {
+        author: Some(author.into()),
+        ends_run,
         ..Default::default()
     }
 }
@@ -357,33 +369,20 @@ fn an_agent_running_again_after_its_final_answer_gets_a_fresh_span_unless_busy()
     // Pass 1 ends with a's final answer; a usage-only close says nothing.
     t.before_model("i1", Some("a"), ModelRequest::default());
     t.after_model("i1", Some("a"), ModelResponse::default());
-    t.on_event("i1", final_answer("a"));
-    t.on_event(
-        "i1",
-        EventInfo {
-            author: Some("a".into()),
-            ..Default::default()
-        },
-    );
+    t.on_event("i1", answer("a", Some(true)));
+    t.on_event("i1", answer("a", None));
     // Pass 2: a new span for a, the loop's span kept.
     t.before_model("i1", Some("a"), ModelRequest::default());
     assert_eq!(named(&sink.spans(), "invoke_agent a").len(), 1);
     t.after_model("i1", Some("a"), ModelResponse::default());
     // A function call after the text (a streamed turn) means a goes on.
-    t.on_event("i1", final_answer("a"));
-    t.on_event(
-        "i1",
-        EventInfo {
-            author: Some("a".into()),
-            ends_run: Some(false),
-            ..Default::default()
-        },
-    );
+    t.on_event("i1", answer("a", Some(true)));
+    t.on_event("i1", answer("a", Some(false)));
     t.before_tool("i1", Some("a"), "slow", Some("c1"), None);
     t.after_tool("i1", Some("a"), "slow", Some("c1"), 0, None);
     // Its final answer with a long-running call still open: a is busy, so
     // its next model call stays in the same span.
-    t.on_event("i1", final_answer("a"));
+    t.on_event("i1", answer("a", Some(true)));
     t.before_model("i1", Some("a"), ModelRequest::default());
     t.after_model("i1", Some("a"), ModelResponse::default());
     t.finish("i1", false);
@@ -415,23 +414,15 @@ fn a_workflow_tool_node_call_ends_with_its_nodes_error_event() {
     t.before_tool("i1", None, "boom", Some("c1"), None);
     // A model error of an agent running beside it is not the node's.
     t.before_model("i1", Some("writer"), ModelRequest::default());
-    t.on_event(
-        "i1",
-        EventInfo {
-            author: Some("writer".into()),
-            error_code: Some("SAFETY".into()),
-            ..Default::default()
-        },
-    );
+    t.on_event("i1", error_event("writer", Some("SAFETY"), None));
     assert!(named(&sink.spans(), "execute_tool boom").is_empty());
     t.on_event(
         "i1",
-        EventInfo {
-            author: Some("boom_node".into()),
-            error_code: Some("Error".into()),
-            error_message: Some("Error in tool 'boom': boom".into()),
-            ..Default::default()
-        },
+        error_event(
+            "boom_node",
+            Some("Error"),
+            Some("Error in tool 'boom': boom"),
+        ),
     );
     let spans = sink.spans();
     let tool = by_name(&spans, "execute_tool boom");
@@ -454,12 +445,7 @@ fn a_tool_node_named_after_its_tool_ends_with_its_error_event_whatever_the_messa
     t.before_tool("i1", None, "search", Some("c1"), None);
     t.on_event(
         "i1",
-        EventInfo {
-            author: Some("search".into()),
-            error_code: Some("Error".into()),
-            error_message: Some("quota exhausted".into()),
-            ..Default::default()
-        },
+        error_event("search", Some("Error"), Some("quota exhausted")),
     );
     let spans = sink.spans();
     let tool = by_name(&spans, "execute_tool search");
@@ -505,15 +491,7 @@ fn root_errors_take_fields_that_are_there_even_empty() {
     for (code, message, want_type, want_message) in cases {
         let (mut t, sink) = tracer();
         start(&mut t, "i1", vec![agent("a", None, false)]);
-        t.on_event(
-            "i1",
-            EventInfo {
-                author: Some("a".into()),
-                error_code: code.map(Into::into),
-                error_message: message.map(Into::into),
-                ..Default::default()
-            },
-        );
+        t.on_event("i1", error_event("a", code, message));
         t.finish("i1", false);
         let spans = sink.spans();
         let root = spans.last().expect("root");
@@ -609,13 +587,7 @@ fn an_event_of_a_parallel_agent_does_not_close_another_agents_model_span() {
         },
     );
     assert_eq!(sink.spans().len(), 1);
-    t.on_event(
-        "i1",
-        EventInfo {
-            author: Some("a".into()),
-            ..Default::default()
-        },
-    );
+    t.on_event("i1", answer("a", None));
     assert_eq!(sink.spans().len(), 2);
     t.finish("i1", false);
 }
@@ -641,15 +613,6 @@ fn a_function_response_event_is_the_root_output_without_its_content_json() {
     );
 }
 
-fn error_event(author: &str, code: &str, message: &str) -> EventInfo {
-    EventInfo {
-        author: Some(author.into()),
-        error_code: Some(code.into()),
-        error_message: Some(message.into()),
-        ..Default::default()
-    }
-}
-
 #[test]
 fn a_tool_whose_callbacks_threw_ends_with_its_agents_error_event() {
     // ReflectAndRetryToolPlugin registered first and rethrowing past its
@@ -659,14 +622,17 @@ fn a_tool_whose_callbacks_threw_ends_with_its_agents_error_event() {
     t.before_tool("i1", Some("a"), "f", Some("c1"), None);
     t.before_tool("i1", Some("a"), "g", Some("c2"), None);
     t.after_tool("i1", Some("a"), "g", Some("c2"), 0, None); // completed, response lost
-    t.on_event("i1", error_event("b", "UNKNOWN_ERROR", "other agent")); // not a's
+    t.on_event(
+        "i1",
+        error_event("b", Some("UNKNOWN_ERROR"), Some("other agent")),
+    ); // not a's
     assert!(sink.spans().is_empty());
     t.on_event(
         "i1",
         error_event(
             "a",
-            "UNKNOWN_ERROR",
-            "Error in plugin 'p' during 'onToolErrorCallback' callback: boom",
+            Some("UNKNOWN_ERROR"),
+            Some("Error in plugin 'p' during 'onToolErrorCallback' callback: boom"),
         ),
     );
     let spans = sink.spans();
@@ -695,7 +661,7 @@ fn a_later_plugins_after_tool_error_ends_the_call_this_plugin_completed_last() {
     t.before_tool("i1", Some("a"), "g", Some("c2"), None);
     t.after_tool("i1", Some("a"), "g", Some("c2"), 0, None);
     let wrapped = "Error in plugin 'p' during 'afterToolCallback' callback: Error: limit";
-    t.on_event("i1", error_event("a", "UNKNOWN_ERROR", wrapped));
+    t.on_event("i1", error_event("a", Some("UNKNOWN_ERROR"), Some(wrapped)));
     let spans = sink.spans();
     assert_eq!(spans.len(), 1);
     let g = by_name(&spans, "execute_tool g");
