@@ -392,9 +392,12 @@ test("an agent's empty description ('', ADK's default) is on its agent span as o
   await runOnce(runner)
   const spans = tracing.getFinishedSpans()
   const description = (s) => s.attributes['gen_ai.agent.description']
-  assert.equal(description(rootOf(spans)), '')
+  // ADK 2.0.0 defaults a description to ''; 1.x leaves it undefined (then
+  // no span has the attribute).
+  const empty = typeof root.subAgents[0].description === 'string' ? root.subAgents[0].description : undefined
+  assert.equal(description(rootOf(spans)), empty)
   const agents = spans.filter((s) => s.name.startsWith('invoke_agent') && s.parentSpanId !== undefined)
-  assert.deepEqual(Object.fromEntries(agents.map((s) => [s.attributes['gen_ai.agent.name'], description(s)])), { root: '', plain: '', described: 'has one' })
+  assert.deepEqual(Object.fromEntries(agents.map((s) => [s.attributes['gen_ai.agent.name'], description(s)])), { root: empty, plain: empty, described: 'has one' })
 })
 
 /** Whether `inner` lies within `outer` in time. */
