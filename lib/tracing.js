@@ -483,16 +483,6 @@ function streamsRun(ic) {
   }
 }
 
-/** Whether the run streams (SSE): a model call may then answer in several
- * non-partial responses. */
-function streams(ctx) {
-  try {
-    return streamsRun(ctx?.invocationContext)
-  } catch {
-    return false
-  }
-}
-
 /** Flat (id, name, response JSON) triples of an event's function responses. */
 function functionResponsesOf(content, capture) {
   const parts = content?.parts
@@ -874,7 +864,6 @@ class TracingPlugin {
       const errorCode = response.errorCode == null ? undefined : String(response.errorCode)
       const errorMessage = response.errorMessage == null ? undefined : String(response.errorMessage)
       const contentJson = this._capture && content != null ? safeJson(content) : undefined
-      const streamed = streams(ctx)
       // Whether an event will come that the span model takes for this
       // response (src/trace/model.rs on_event): ADK 2.0.0 sends none for a
       // response with no parts, no error code and no usage alone (LlmAgent's
@@ -887,7 +876,7 @@ class TracingPlugin {
       const sent = !noParts || !!response.errorCode || response.interrupted === true || (content == null && usage !== undefined)
       const yieldsEvent = sent && (hasParts || usage !== undefined || finishReason !== undefined)
       const r = this._r
-      r.afterModel(id, agent, finishReason, usage, errorCode, errorMessage, contentJson, streamed, yieldsEvent)
+      r.afterModel(id, agent, finishReason, usage, errorCode, errorMessage, contentJson, yieldsEvent)
       this._handOverSoon()
     } catch (e) {
       problem('afterModelCallback', e)

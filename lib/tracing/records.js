@@ -191,8 +191,8 @@ class Records {
   }
 
   /** `usage`: the response's usageMetadata object, or undefined. */
-  afterModel(id, agent, finishReason, usage, errorCode, errorMessage, contentJson, streamed, yieldsEvent) {
-    this.begin(AFTER_MODEL, 15)
+  afterModel(id, agent, finishReason, usage, errorCode, errorMessage, contentJson, yieldsEvent) {
+    this.begin(AFTER_MODEL, 14)
     this.key(id)
     this.key(agent)
     this.flag(false) // partial responses are not recorded
@@ -201,7 +201,6 @@ class Records {
     this.str(errorCode)
     this.str(errorMessage)
     this.str(contentJson)
-    this.flag(streamed)
     this.flag(yieldsEvent)
   }
 

@@ -9,6 +9,19 @@ use super::test_support::*;
 use std::sync::Arc;
 
 fn started(agents: &[(&str, Option<&str>, bool)], capture: bool) -> (Tracer, Arc<Recorder>) {
+    started_with(agents, capture, false)
+}
+
+/// A run that streams (SSE): its model calls may answer more than once.
+fn started_streaming(agents: &[(&str, Option<&str>, bool)]) -> (Tracer, Arc<Recorder>) {
+    started_with(agents, true, true)
+}
+
+fn started_with(
+    agents: &[(&str, Option<&str>, bool)],
+    capture: bool,
+    streams: bool,
+) -> (Tracer, Arc<Recorder>) {
     let (mut t, sink) = recording_tracer(10);
     let agents: Vec<AgentInfo> = agents
         .iter()
@@ -25,6 +38,7 @@ fn started(agents: &[(&str, Option<&str>, bool)], capture: bool) -> (Tracer, Arc
         agents,
         settings: RunSettings {
             capture,
+            streams,
             ..Default::default()
         },
         ..Default::default()
@@ -60,7 +74,7 @@ fn pause() {
 
 #[test]
 fn a_split_streamed_turn_is_one_chat_span_ending_at_its_last_response() {
-    let (mut t, sink) = started(&[("a", None, false)], true);
+    let (mut t, sink) = started_streaming(&[("a", None, false)]);
     t.before_model("i1", Some("a"), ModelRequest::default());
     t.after_model(
         "i1",
@@ -126,7 +140,7 @@ fn a_split_streamed_turn_is_one_chat_span_ending_at_its_last_response() {
 
 #[test]
 fn streamed_calls_end_with_a_model_error_the_agent_or_the_run() {
-    let (mut t, sink) = started(&[("a", None, false), ("b", Some("a"), false)], true);
+    let (mut t, sink) = started_streaming(&[("a", None, false), ("b", Some("a"), false)]);
     t.before_model("i1", Some("b"), ModelRequest::default());
     t.after_model(
         "i1",
@@ -178,7 +192,7 @@ fn streamed_calls_end_with_a_model_error_the_agent_or_the_run() {
 
 #[test]
 fn a_streamed_call_the_model_finished_is_complete_in_an_interrupted_run() {
-    let (mut t, sink) = started(&[("a", None, false)], true);
+    let (mut t, sink) = started_streaming(&[("a", None, false)]);
     t.before_model("i1", Some("a"), ModelRequest::default());
     t.after_model(
         "i1",

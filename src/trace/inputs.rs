@@ -101,9 +101,6 @@ pub struct ModelResponse {
     pub error_code: Option<String>,
     pub error_message: Option<String>,
     pub content_json: Option<String>,
-    /// The run streams (`runConfig.streamingMode` SSE): the call may answer
-    /// in several non-partial responses (streamed.rs).
-    pub streamed: bool,
     /// ADK sends an event for this response (it has parts, an error code,
     /// is interrupted, or reports usage alone): a streamed turn then waits
     /// for that event, which adds nothing (streamed.rs).

@@ -486,7 +486,7 @@ impl Tracer {
         let key = agent.unwrap_or("");
         let Some(inv) = self.inv(inv_id) else { return };
         let now = now_nanos();
-        if resp.streamed {
+        if inv.streams {
             // The call may answer again: collect until it is over.
             if let Some(pos) = inv.models.iter().position(|(a, _)| a == key) {
                 let (key, span) = inv.models.remove(pos);
@@ -771,7 +771,6 @@ impl Tracer {
             error_code: ev.error_code.clone(),
             error_message: ev.error_message.clone(),
             content_json: if inv.capture { content.clone() } else { None },
-            streamed: true,
             has_usage: ev.has_usage,
             yields_event: false,
         };

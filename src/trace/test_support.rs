@@ -73,7 +73,6 @@ pub fn streamed_response(
         finish_reason: finish.map(Into::into),
         usage,
         content_json: content.map(Into::into),
-        streamed: true,
         ..Default::default()
     }
 }

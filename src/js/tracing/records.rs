@@ -240,7 +240,6 @@ fn apply_one(
                 error_code: f.text()?,
                 error_message: f.text()?,
                 content_json: f.text()?,
-                streamed: f.flag()?,
                 has_usage,
                 yields_event: f.flag()?,
             };
