@@ -192,6 +192,27 @@ test('nested AgentTools nest in the one trace', async () => {
   assert.equal(parentOf(spans, parentOf(spans, midRoot)).name, 'invoke_agent root')
 })
 
+test("an AgentTool over one of the caller's own sub-agents: the inner root is that agent, not the top of its tree", async () => {
+  const helper = new LlmAgent({ name: 'helper', description: 'helps out', model: new ScriptedLlm(['helped']) })
+  const root = new LlmAgent({
+    name: 'root',
+    description: 'the top',
+    model: new ScriptedLlm([call('helper', { request: 'go' }), 'done']),
+    subAgents: [helper],
+    tools: [new AgentTool({ agent: helper })],
+  })
+  const { tracing, runner } = setup(root)
+  await drain(runner.runAsync(request(await newSession(runner))))
+  const spans = tracing.getFinishedSpans()
+  const inner = innerRoot(spans, 'helper')
+  assert.equal(inner.attributes['gen_ai.agent.name'], 'helper')
+  assert.equal(inner.attributes['gen_ai.agent.description'], 'helps out')
+  // The inner run never ran root: its helper agent span is the inner root's child.
+  const helperAgents = spans.filter((s) => s.name === 'invoke_agent helper' && s.parentSpanId === inner.spanId)
+  assert.equal(helperAgents.length, 1, spans.map((s) => s.name).join(', '))
+  assert.equal(spans.filter((s) => s.name === 'invoke_agent root').length, 2, "the outer run's root and its agent span only")
+})
+
 /**
  * root is a ParallelAgent: branch `a` calls the AgentTool `helper`, whose
  * model waits on `gate` after its tool failed once; branch `b` answers once

@@ -436,3 +436,22 @@ test('a loop over one agent, or over a sequence: each pass gets agent spans of i
     assert.equal(tracing.openInvocationCount, 0)
   }
 })
+
+test("a runner over a sub-agent: the root is the runner's agent, not the top of its tree", async () => {
+  const sub = agent('sub', ['sub says'], { description: 'the sub-agent' })
+  agent('top', [], { subAgents: [sub] })
+  const { tracing, runner } = traced(sub)
+  await runOnce(runner)
+  const spans = tracing.getFinishedSpans()
+  const root = rootOf(spans)
+  assert.equal(root.name, 'invoke_agent sub')
+  assert.equal(root.attributes['gen_ai.agent.name'], 'sub')
+  assert.equal(root.attributes['gen_ai.agent.description'], 'the sub-agent')
+  assert.deepEqual(
+    spans.filter((s) => s.name.startsWith('invoke_agent')).map((s) => [s.name, s.parentSpanId === undefined ? 'none' : s.parentSpanId === root.spanId ? 'root' : 'other']),
+    [
+      ['invoke_agent sub', 'root'],
+      ['invoke_agent sub', 'none'],
+    ],
+  )
+})

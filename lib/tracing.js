@@ -562,6 +562,7 @@ class TracingPlugin {
     this._lastStart = undefined
     this._lastUserContent = undefined
     this._lastParent = undefined
+    this._lastRoot = undefined
     this._join = options.joinActiveTrace ?? true
     this._treeless = new Set()
     // Root agent -> handle of its tree in the native tracer (sent once).
@@ -647,7 +648,10 @@ class TracingPlugin {
   }
 
   // A run starts: onUserMessageCallback (runAsync) or beforeRunCallback.
-  _start(ic, userContent) {
+  // `fromUserMessage`: ic.agent is still the runner's own agent (by
+  // beforeRunCallback ADK has moved it to the agent a resumed session goes
+  // on with).
+  _start(ic, userContent, fromUserMessage) {
     const id = ic?.invocationId
     if (typeof id !== 'string') return
     noteInvocationStarted(id)
@@ -661,17 +665,26 @@ class TracingPlugin {
     // callbacks in the same context) becomes the root's parent, in its trace.
     const parent = this._join && caller === undefined ? activeSpanContext() : undefined
     if (again && userContent === this._lastUserContent && parent === this._lastParent) return
+    // The root is the runner's agent, which need not be the top of its tree
+    // (an AgentTool's agent, a runner over a sub-agent). Only
+    // onUserMessageCallback sees it; a run that starts at beforeRunCallback
+    // (runLive, or an earlier plugin answered onUserMessageCallback) takes
+    // the top of the tree of the agent it resumes with.
+    const agent = ic.agent
+    let root
+    if (again) root = this._lastRoot
+    else if (!fromUserMessage) root = rootOf(agent)
+    else if (agent !== null && typeof agent === 'object') root = agent
     this._lastStart = id
     this._lastUserContent = userContent
     this._lastParent = parent
+    this._lastRoot = root
     if (!this._open.has(id)) {
       if (this._open.size >= this._maxOpen) this.finishInterruptedInvocation(this._open.values().next().value)
       this._open.add(id)
     }
     const rules = readEnvRules()
     const capture = again ? this._capture : (this._capture = this._captureOption ?? (rules & CAPTURE_RULE) !== 0)
-    const agent = ic.agent
-    const root = rootOf(agent)
     if (root === undefined) this._noteTreeless(id)
     const tree = this._treeHandle(root)
     const session = ic.session
@@ -708,7 +721,7 @@ class TracingPlugin {
   onUserMessageCallback(params) {
     if (this._stopped) return PASS
     try {
-      this._start(params?.invocationContext, params?.userMessage)
+      this._start(params?.invocationContext, params?.userMessage, true)
     } catch (e) {
       problem('onUserMessageCallback', e)
     }
@@ -719,7 +732,7 @@ class TracingPlugin {
     if (this._stopped) return PASS
     try {
       const ic = params?.invocationContext
-      this._start(ic, ic?.userContent)
+      this._start(ic, ic?.userContent, false)
     } catch (e) {
       problem('beforeRunCallback', e)
     }
