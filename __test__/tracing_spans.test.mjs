@@ -50,9 +50,8 @@ test('single agent with a tool: names, parents, attributes, one trace', async ()
   assert.equal(ra['weave.google_adk.app_name'], 'app')
   assert.equal(ra['weave.google_adk.user_id'], 'u')
   assert.deepEqual(parse(ra['gen_ai.input.messages']), [{ role: 'user', parts: [{ type: 'text', content: 'add 1 and 2' }] }])
-  assert.deepEqual(parse(ra['gen_ai.output.messages']), [
-    { role: 'assistant', parts: [{ type: 'text', content: 'three' }], finish_reason: 'stop' },
-  ])
+  // The root's output is the last event's content, with no finish reason of its own ('' as in Weave).
+  assert.deepEqual(parse(ra['gen_ai.output.messages']), [{ role: 'assistant', parts: [{ type: 'text', content: 'three' }], finish_reason: '' }])
   assert.equal(ra['gen_ai.output.type'], 'text')
   assert.equal(ra['weave.google_adk.interrupted'], undefined)
 
@@ -300,7 +299,7 @@ test('a response with a thought, inline data and executable code: its message pa
     },
   ]
   assert.deepEqual(parse(chat.attributes['gen_ai.output.messages']), expected)
-  assert.deepEqual(parse(rootOf(spans).attributes['gen_ai.output.messages']), expected)
+  assert.deepEqual(parse(rootOf(spans).attributes['gen_ai.output.messages']), [{ ...expected[0], finish_reason: '' }])
   assert.equal(chat.attributes['gen_ai.usage.reasoning.output_tokens'], 1)
   assert.equal(chat.attributes['gen_ai.usage.output_tokens'], 4)
 })
@@ -454,4 +453,16 @@ test("a runner over a sub-agent: the root is the runner's agent, not the top of 
       ['invoke_agent sub', 'none'],
     ],
   )
+})
+
+test("a response with no finish reason, or an empty one: no finish_reasons, and its output message's finish_reason is '' (as in Weave)", async () => {
+  const empty = { content: { role: 'model', parts: [call('add', { a: 1, b: 2 })] }, finishReason: '' }
+  const { tracing, runner } = traced(agent('a', [empty, 'three'], { tools: [addTool()] }))
+  await runOnce(runner)
+  const chats = byName(tracing.getFinishedSpans(), 'chat scripted-model')
+  assert.equal(chats.length, 2)
+  for (const chat of chats) {
+    assert.equal(chat.attributes['gen_ai.response.finish_reasons'], undefined)
+    assert.equal(parse(chat.attributes['gen_ai.output.messages'])[0].finish_reason, '')
+  }
 })

@@ -870,8 +870,10 @@ impl Tracer {
                     "gen_ai.output.messages",
                     deferred(
                         out,
+                        // The root's output is the last event's content:
+                        // no finish reason of its own (Weave writes "").
                         MessageShape::OutputOne {
-                            finish_reason: "stop".into(),
+                            finish_reason: String::new(),
                         },
                         limit,
                     ),

@@ -39,7 +39,10 @@ pub struct Outcome {
 impl Outcome {
     /// Writes the response attributes (and an error) on a `chat` span.
     pub fn apply(self, span: &mut OpenSpan, capture: bool, limit: Option<usize>) {
-        if let Some(fr) = &self.finish_reason {
+        // An empty reason is none (as Weave reads it): no attribute, and the
+        // output message says "".
+        let finish_reason = self.finish_reason.filter(|f| !f.is_empty());
+        if let Some(fr) = &finish_reason {
             span.set(
                 "gen_ai.response.finish_reasons",
                 AttributeValue::StringArray(vec![fr.clone()]),
@@ -47,7 +50,7 @@ impl Outcome {
         }
         if capture {
             if let Some(c) = self.content {
-                let finish_reason = self.finish_reason.unwrap_or_else(|| "stop".into());
+                let finish_reason = finish_reason.unwrap_or_default();
                 span.set(
                     "gen_ai.output.messages",
                     deferred(c, MessageShape::OutputOne { finish_reason }, limit),

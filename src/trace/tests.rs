@@ -605,7 +605,7 @@ fn a_function_response_event_is_the_root_output_without_its_content_json() {
     let root = spans.last().unwrap();
     assert_eq!(
         text(root, "gen_ai.output.messages").unwrap(),
-        r#"[{"role":"user","parts":[{"type":"tool_call_response","id":"c\"1","response":{"sum":3}}],"finish_reason":"stop"}]"#
+        r#"[{"role":"user","parts":[{"type":"tool_call_response","id":"c\"1","response":{"sum":3}}],"finish_reason":""}]"#
     );
     assert_eq!(
         text(&spans[0], "gen_ai.tool.call.result").unwrap(),
