@@ -158,7 +158,7 @@ test('read-only properties are getters; assigning changes nothing (as on the ret
   assert.deepEqual([p.name, p.openInvocationCount, p.droppedSpanCount], ['keep', 0, 0])
 })
 
-test('no exporter configured: one warning per process saying how to configure', async () => {
+test('no exporter configured: one warning per process saying how to configure; a different problem (a bad endpoint, an unsupported exporter) still gets its own', async () => {
   const saved = { ...process.env }
   for (const k of Object.keys(process.env)) if (k.startsWith('OTEL_')) delete process.env[k]
   const warnings = []
@@ -167,9 +167,18 @@ test('no exporter configured: one warning per process saying how to configure', 
   try {
     new TracingPlugin({ name: 'w1' })
     new TracingPlugin({ name: 'w2' })
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = 'not a url'
+    new TracingPlugin({ name: 'w3' })
+    new TracingPlugin({ name: 'w4' })
+    delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT
+    process.env.OTEL_TRACES_EXPORTER = 'zipkin'
+    new TracingPlugin({ name: 'w5' })
     await new Promise((r) => setImmediate(r))
     const ours = warnings.filter((w) => w.name === 'TracingPluginWarning' && w.code === 'ADK_TRACING_NO_EXPORTER')
-    assert.equal(ours.length, 1)
+    assert.equal(ours.length, 3, ours.map((w) => w.message).join('\n'))
+    assert.match(ours[0].message, /no exporter is configured/)
+    assert.match(ours[1].message, /OTEL_EXPORTER_OTLP_ENDPOINT/)
+    assert.match(ours[2].message, /zipkin/)
   } finally {
     process.off('warning', onWarning)
     Object.assign(process.env, saved)

@@ -585,7 +585,9 @@ class TracingPlugin {
     // Tool declarations checked against the agent's last ones (off: each serialised).
     this._tools = new ToolsJson(this._histories !== undefined)
     const warning = native.warning
-    if (warning) warnOnce('NO_EXPORTER', warning)
+    // Once per kind of problem: nothing configured, a bad endpoint in the
+    // environment and an unsupported OTEL_TRACES_EXPORTER each warn once.
+    if (warning) warnOnce(`NO_EXPORTER ${warning}`, warning, 'ADK_TRACING_NO_EXPORTER')
     live.add(new WeakRef(this))
     hookExit()
   }
