@@ -123,6 +123,9 @@ test('construction: option errors are TypeErrors; exporters none and memory work
   assert.throws(() => new TracingPlugin({ exitFlushTimeoutMillis: -1 }), TypeError)
   assert.throws(() => new TracingPlugin({ headers: { a: 1 } }), TypeError)
   assert.throws(() => new TracingPlugin(null), TypeError)
+  assert.throws(() => new TracingPlugin({ name: null }), { name: 'TypeError', message: /option 'name' must be a string/ })
+  assert.throws(() => new TracingPlugin({ name: 5 }), TypeError)
+  assert.equal(new TracingPlugin({ exporter: 'none', name: undefined }).name, 'tracing_plugin')
   // Each message says what would do.
   assert.throws(() => new TracingPlugin({ exporter: 'none', batch: { maxQueueSize: 2 ** 33 } }), {
     name: 'TypeError',

@@ -513,7 +513,9 @@ function isFinalAnswer(content) {
 class TracingPlugin {
   constructor(options = {}) {
     if (options === null || typeof options !== 'object') throw typeError('options must be an object.')
-    const name = options.name ?? 'tracing_plugin'
+    // Only `undefined` means the default, as for every other option (and
+    // for ReflectAndRetryToolPlugin's name): `null` is an error.
+    const name = options.name === undefined ? 'tracing_plugin' : options.name
     if (typeof name !== 'string') throw typeError("option 'name' must be a string.")
     if (options.captureContent !== undefined && typeof options.captureContent !== 'boolean') {
       throw typeError("option 'captureContent' must be a boolean.")
