@@ -109,14 +109,14 @@ test('a long-running tool whose run stops before its response event: the result 
   assert.equal(tool.attributes['weave.google_adk.interrupted'], undefined)
 })
 
-test('a long-running tool that returns nothing has no result (ADK sends no response)', async () => {
+test("a long-running tool that returns nothing (ADK sends no response): the result afterToolCallback saw, undefined made JSON-safe, is null", async () => {
   const job = new LongRunningFunctionTool({ name: 'start_job', description: 'Starts a job', execute: async () => undefined })
   const root = agent('a', [call('start_job', {}), 'started'], { tools: [job] })
   const { tracing, runner } = traced(root)
   const { events } = await runOnce(runner)
   assert.ok(!events.some(isResponseEvent))
   const tool = one(tracing.getFinishedSpans(), 'execute_tool start_job')
-  assert.equal(tool.attributes['gen_ai.tool.call.result'], undefined)
+  assert.equal(tool.attributes['gen_ai.tool.call.result'], 'null')
   assert.equal(tool.attributes['weave.google_adk.interrupted'], undefined)
 })
 

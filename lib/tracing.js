@@ -455,12 +455,18 @@ function notFoundAnswerJson(response) {
   return safeJson({ error: response.error }) ?? '{}'
 }
 
-/** Whether the span model can use the result afterToolCallback saw: none
- * for null (ADK sends no response for a long-running tool's null); without
- * content capture only a retry plugin response (for its fields). */
+/** Whether the span model can use the result afterToolCallback saw: with
+ * content capture every one (a null or undefined shows as null); without,
+ * only a retry plugin response (for its fields). */
 function keepsSeenResult(result, capture) {
-  if (result == null) return false
-  return capture || (typeof result === 'object' && result.response_type === RETRY_RESPONSE_TYPE)
+  return capture || (result !== null && typeof result === 'object' && result.response_type === RETRY_RESPONSE_TYPE)
+}
+
+/** The JSON of a result afterToolCallback saw (tracing.md Added: made
+ * JSON-safe, so a tool's `undefined` or `null` is `null`, as Weave writes it;
+ * a function response event's missing response is `{}` instead). */
+function seenJson(result, capture) {
+  return result == null ? 'null' : responseJson(result, capture)
 }
 
 // Results afterToolCallback saw, held per invocation (at most this many
@@ -1045,7 +1051,7 @@ class TracingPlugin {
       // function response event coming later still wins).
       const [token, seen] = held.entries().next().value
       held.delete(token)
-      this._r.supplySeen(id, token, responseJson(seen.result, this._capture))
+      this._r.supplySeen(id, token, seenJson(seen.result, this._capture))
     }
     const token = (this._seenToken = (this._seenToken % 0xfffffffe) + 1)
     held.set(token, { result, callId })
@@ -1076,7 +1082,7 @@ class TracingPlugin {
     if (held === undefined) return
     this._seen.delete(id)
     const r = this._r
-    for (const [token, seen] of held) r.supplySeen(id, token, responseJson(seen.result, this._capture))
+    for (const [token, seen] of held) r.supplySeen(id, token, seenJson(seen.result, this._capture))
   }
 
   /** The open AgentTool runs ending `id` ends with it, if any. */
