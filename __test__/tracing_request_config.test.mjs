@@ -56,6 +56,11 @@ test('numbers mixed with other values: the general path keeps every field once',
   })
 })
 
+test('an empty stopSequences sets no attribute (no stop sequences, as Weave reads it)', async () => {
+  const attrs = await chatAttributes({ temperature: 0.25, stopSequences: [] })
+  assert.deepEqual(requestOnly(attrs), { 'gen_ai.request.temperature': 0.25 })
+})
+
 test('configs that change, repeat, go and come back between calls: each chat span shows its own request', async () => {
   const configs = [
     { temperature: 0.5, maxOutputTokens: 7 },

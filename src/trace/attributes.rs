@@ -52,7 +52,12 @@ fn config_attributes(cfg: &Value) -> Vec<(&'static str, AttributeValue)> {
             _ => continue,
         }
     }
-    if let Some(stops) = cfg.get("stopSequences").and_then(Value::as_array) {
+    // An empty list sets nothing (as Weave reads it: no stop sequences).
+    if let Some(stops) = cfg
+        .get("stopSequences")
+        .and_then(Value::as_array)
+        .filter(|s| !s.is_empty())
+    {
         let list = stops
             .iter()
             .map(|s| match s {
