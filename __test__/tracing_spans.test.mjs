@@ -466,3 +466,34 @@ test("a response with no finish reason, or an empty one: no finish_reasons, and 
     assert.equal(parse(chat.attributes['gen_ai.output.messages'])[0].finish_reason, '')
   }
 })
+
+test('tool definitions: parameters, else parametersJsonSchema, else null (a declaration without either, as Weave reads it)', async () => {
+  class Declared extends adk.BaseTool {
+    constructor(name, declaration) {
+      super({ name, description: `${name} tool` })
+      this.declaration = declaration
+    }
+    _getDeclaration() {
+      return { name: this.name, description: this.description, ...this.declaration }
+    }
+    async runAsync() {
+      return { ok: true }
+    }
+  }
+  const tools = [
+    new Declared('bare', {}),
+    new Declared('schema', { parametersJsonSchema: { type: 'object' } }),
+    new Declared('nulled', { parameters: null, parametersJsonSchema: { type: 'object', title: 'fallback' } }),
+  ]
+  const { tracing, runner } = traced(agent('a', ['ok'], { tools }))
+  await runOnce(runner)
+  const chat = one(tracing.getFinishedSpans(), 'chat scripted-model')
+  assert.deepEqual(
+    parse(chat.attributes['gen_ai.tool.definitions']).map((d) => [d.name, d.parameters]),
+    [
+      ['bare', null],
+      ['schema', { type: 'object' }],
+      ['nulled', { type: 'object', title: 'fallback' }],
+    ],
+  )
+})

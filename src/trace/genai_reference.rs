@@ -111,11 +111,11 @@ pub fn tool_definitions(tools: &Value) -> Option<String> {
             continue;
         };
         for d in decls {
-            let parameters = d
-                .get("parameters")
-                .or_else(|| d.get("parametersJsonSchema"))
+            let given = |k: &str| d.get(k).filter(|v| !v.is_null());
+            let parameters = given("parameters")
+                .or_else(|| given("parametersJsonSchema"))
                 .cloned()
-                .unwrap_or_else(|| json!({}));
+                .unwrap_or(Value::Null);
             defs.push(json!({
                 "name": str_or_empty(d.get("name")),
                 "description": str_or_empty(d.get("description")),

@@ -583,10 +583,15 @@ fn tool_definitions(out: &mut Vec<u8>, tools: &RawValue) -> Option<()> {
                 out.extend_from_slice(b",\"description\":");
                 write_str_or_empty(out, d.description)?;
                 out.extend_from_slice(b",\"parameters\":");
-                // Present (even null) wins; then the JSON Schema form; else {}.
-                match d.parameters.0.or(d.parameters_json_schema.0) {
+                // `parameters ?? parametersJsonSchema ?? null`, as Weave reads
+                // a declaration.
+                let given = [d.parameters.0, d.parameters_json_schema.0]
+                    .into_iter()
+                    .flatten()
+                    .find(|r| kind(r) != b'n');
+                match given {
                     Some(p) => write_copy(out, p)?,
-                    None => out.extend_from_slice(b"{}"),
+                    None => out.extend_from_slice(b"null"),
                 }
                 out.extend_from_slice(b",\"type\":\"function\"}");
             }

@@ -117,7 +117,7 @@ fn single_agent_with_a_tool() {
     );
     assert_eq!(
         text(chat, "gen_ai.tool.definitions").unwrap(),
-        r#"[{"name":"f","description":"","parameters":{},"type":"function"}]"#
+        r#"[{"name":"f","description":"","parameters":null,"type":"function"}]"#
     );
     assert_eq!(
         text(chat, "gen_ai.input.messages").unwrap(),
