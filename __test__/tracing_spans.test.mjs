@@ -497,3 +497,18 @@ test('tool definitions: parameters, else parametersJsonSchema, else null (a decl
     ],
   )
 })
+
+test("a response's interactionId and modelVersion: gen_ai.response.id and gen_ai.response.model on its chat span (as Weave writes them)", async () => {
+  const answer = { content: { role: 'model', parts: [{ text: 'hi' }] }, finishReason: 'STOP', interactionId: 'resp-123', modelVersion: 'gemini-2.5-flash-001' }
+  const { tracing, runner } = traced(agent('a', [answer, 'plain']))
+  await runOnce(runner)
+  await runOnce(runner)
+  const chats = byName(tracing.getFinishedSpans(), 'chat scripted-model')
+  assert.deepEqual(
+    chats.map((c) => [c.attributes['gen_ai.response.id'], c.attributes['gen_ai.response.model']]),
+    [
+      ['resp-123', 'gemini-2.5-flash-001'],
+      [undefined, undefined],
+    ],
+  )
+})

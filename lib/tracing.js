@@ -898,8 +898,11 @@ class TracingPlugin {
       const noParts = content == null || parts?.length === 0
       const sent = !noParts || !!response.errorCode || response.interrupted === true || (content == null && usage !== undefined)
       const yieldsEvent = sent && (hasParts || usage !== undefined || finishReason !== undefined)
+      // gen_ai.response.id and .model, as Weave writes them.
+      const responseId = str(response.interactionId)
+      const responseModel = str(response.modelVersion)
       const r = this._r
-      r.afterModel(id, agent, finishReason, usage, errorCode, errorMessage, contentJson, yieldsEvent)
+      r.afterModel(id, agent, finishReason, usage, errorCode, errorMessage, contentJson, yieldsEvent, responseId, responseModel)
       this._handOverSoon()
     } catch (e) {
       problem('afterModelCallback', e)

@@ -191,8 +191,8 @@ class Records {
   }
 
   /** `usage`: the response's usageMetadata object, or undefined. */
-  afterModel(id, agent, finishReason, usage, errorCode, errorMessage, contentJson, yieldsEvent) {
-    this.begin(AFTER_MODEL, 14)
+  afterModel(id, agent, finishReason, usage, errorCode, errorMessage, contentJson, yieldsEvent, responseId, responseModel) {
+    this.begin(AFTER_MODEL, 16)
     this.key(id)
     this.key(agent)
     this.flag(false) // partial responses are not recorded
@@ -202,6 +202,8 @@ class Records {
     this.str(errorMessage)
     this.str(contentJson)
     this.flag(yieldsEvent)
+    this.str(responseId)
+    this.str(responseModel)
   }
 
   modelError(id, agent, type, message) {

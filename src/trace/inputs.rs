@@ -107,6 +107,9 @@ pub struct ModelResponse {
     pub yields_event: bool,
     /// The response had a `usageMetadata`, even one without counts.
     pub has_usage: bool,
+    /// `interactionId` and `modelVersion`: `gen_ai.response.id` and `.model`.
+    pub response_id: Option<String>,
+    pub response_model: Option<String>,
 }
 
 /// A function response found in an event: call id, tool name, response JSON.

@@ -509,6 +509,8 @@ impl Tracer {
             usage: resp.usage,
             error: response_error(&resp.error_code, &resp.error_message),
             content: resp.content_json,
+            response_id: resp.response_id,
+            response_model: resp.response_model,
         };
         outcome.apply(&mut span, inv.capture, inv.limit);
         let data = span.finish(inv.trace_id, now, inv.limit);
@@ -773,6 +775,7 @@ impl Tracer {
             content_json: if inv.capture { content.clone() } else { None },
             has_usage: ev.has_usage,
             yields_event: false,
+            ..ModelResponse::default()
         };
         let mut fed_turn = false;
         if response_event {
@@ -813,6 +816,8 @@ impl Tracer {
                 usage: ev.usage,
                 error: response_error(&ev.error_code, &ev.error_message),
                 content: if inv.capture { content.clone() } else { None },
+                response_id: None,
+                response_model: None,
             };
             outcome.apply(&mut span, inv.capture, limit);
             ended.push(span.finish(inv.trace_id, now_nanos(), limit));

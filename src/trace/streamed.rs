@@ -34,6 +34,9 @@ pub struct Outcome {
     pub error: Option<(String, String)>,
     /// Content JSON (captured runs only).
     pub content: Option<String>,
+    /// `gen_ai.response.id` and `.model` (when not empty).
+    pub response_id: Option<String>,
+    pub response_model: Option<String>,
 }
 
 impl Outcome {
@@ -56,6 +59,14 @@ impl Outcome {
                     deferred(c, MessageShape::OutputOne { finish_reason }, limit),
                 );
                 span.set("gen_ai.output.type", AttributeValue::String("text".into()));
+            }
+        }
+        for (key, value) in [
+            ("gen_ai.response.id", self.response_id),
+            ("gen_ai.response.model", self.response_model),
+        ] {
+            if let Some(v) = value.filter(|v| !v.is_empty()) {
+                span.set(key, AttributeValue::String(v));
             }
         }
         for (key, value) in USAGE.iter().zip(self.usage) {
@@ -86,6 +97,8 @@ pub struct StreamedTurn {
     finish_reason: Option<String>,
     usage: Option<[Option<i64>; 5]>,
     error: Option<(String, String)>,
+    response_id: Option<String>,
+    response_model: Option<String>,
     /// When the last response arrived: the span's end.
     pub last_response: u64,
     /// Responses afterModelCallback gave whose events have not come yet: ADK
@@ -105,6 +118,8 @@ impl StreamedTurn {
             finish_reason: None,
             usage: None,
             error: None,
+            response_id: None,
+            response_model: None,
             last_response: 0,
             awaiting_events: 0,
         }
@@ -125,6 +140,14 @@ impl StreamedTurn {
         }
         if let Some(c) = resp.content_json {
             self.contents.push(c);
+        }
+        for (kept, given) in [
+            (&mut self.response_id, resp.response_id),
+            (&mut self.response_model, resp.response_model),
+        ] {
+            if let Some(v) = given.filter(|v| !v.is_empty()) {
+                *kept = Some(v);
+            }
         }
         self.last_response = now;
     }
@@ -154,6 +177,8 @@ impl StreamedTurn {
             usage: self.usage.unwrap_or_default(),
             error: self.error,
             content: merge_contents(std::mem::take(&mut self.contents)),
+            response_id: self.response_id.take(),
+            response_model: self.response_model.take(),
         };
         outcome.apply(&mut self.span, capture, limit);
         let end = match interrupted_at {
@@ -287,6 +312,27 @@ mod tests {
             v,
             json!([{"role":"assistant","parts":[{"type":"text","content":"a"},{"type":"text","content":"b"}],"finish_reason":"stop"}])
         );
+    }
+
+    #[test]
+    fn the_last_response_id_and_model_given_win() {
+        let mut turn = StreamedTurn::new(OpenSpan::new([1; 8], None, "chat m".into(), 10));
+        let with = |id: Option<&str>, model: Option<&str>| ModelResponse {
+            response_id: id.map(Into::into),
+            response_model: model.map(Into::into),
+            ..resp(None, [None; 5], None)
+        };
+        turn.add(with(Some("r1"), Some("m1")), 20);
+        turn.add(with(Some("r2"), Some("")), 30);
+        turn.add(with(None, None), 40);
+        let span = turn.finish([0; 16], true, None, None);
+        let text = |k: &str| {
+            span.attribute(k)
+                .and_then(|v| v.as_string())
+                .map(|t| t.into_owned())
+        };
+        assert_eq!(text("gen_ai.response.id").as_deref(), Some("r2"));
+        assert_eq!(text("gen_ai.response.model").as_deref(), Some("m1"));
     }
 
     #[test]

@@ -242,6 +242,8 @@ fn apply_one(
                 content_json: f.text()?,
                 has_usage,
                 yields_event: f.flag()?,
+                response_id: f.text()?,
+                response_model: f.text()?,
             };
             at_time(time, || {
                 s.tracer.after_model(&id, agent.as_deref(), response)
