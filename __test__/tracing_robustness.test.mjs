@@ -161,7 +161,7 @@ test('read-only properties are getters; assigning changes nothing (as on the ret
   assert.deepEqual([p.name, p.openInvocationCount, p.droppedSpanCount], ['keep', 0, 0])
 })
 
-test('no exporter configured: one warning per process saying how to configure; a different problem (a bad endpoint, an unsupported exporter) still gets its own', async () => {
+test('no exporter configured: one warning per process saying how to configure; a different kind of problem (a bad endpoint, an unsupported exporter) gets its own, once whatever the value', async () => {
   const saved = { ...process.env }
   for (const k of Object.keys(process.env)) if (k.startsWith('OTEL_')) delete process.env[k]
   const warnings = []
@@ -173,9 +173,13 @@ test('no exporter configured: one warning per process saying how to configure; a
     process.env.OTEL_EXPORTER_OTLP_ENDPOINT = 'not a url'
     new TracingPlugin({ name: 'w3' })
     new TracingPlugin({ name: 'w4' })
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = 'ftp://x'
+    new TracingPlugin({ name: 'w4b' })
     delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT
     process.env.OTEL_TRACES_EXPORTER = 'zipkin'
     new TracingPlugin({ name: 'w5' })
+    process.env.OTEL_TRACES_EXPORTER = 'jaeger'
+    new TracingPlugin({ name: 'w6' })
     await new Promise((r) => setImmediate(r))
     const ours = warnings.filter((w) => w.name === 'TracingPluginWarning' && w.code === 'ADK_TRACING_NO_EXPORTER')
     assert.equal(ours.length, 3, ours.map((w) => w.message).join('\n'))

@@ -436,23 +436,31 @@ test('a loop over one agent, or over a sequence: each pass gets agent spans of i
   }
 })
 
-test("a runner over a sub-agent: the root is the runner's agent, not the top of its tree", async () => {
-  const sub = agent('sub', ['sub says'], { description: 'the sub-agent' })
+test("a runner over a sub-agent: the root is the runner's agent, not the top of its tree, for runs side by side and for a run first seen at beforeRunCallback", async () => {
+  const sub = agent('sub', ['a', 'b', 'c'], { description: 'the sub-agent' })
   agent('top', [], { subAgents: [sub] })
-  const { tracing, runner } = traced(sub)
-  await runOnce(runner)
-  const spans = tracing.getFinishedSpans()
-  const root = rootOf(spans)
-  assert.equal(root.name, 'invoke_agent sub')
-  assert.equal(root.attributes['gen_ai.agent.name'], 'sub')
-  assert.equal(root.attributes['gen_ai.agent.description'], 'the sub-agent')
-  assert.deepEqual(
-    spans.filter((s) => s.name.startsWith('invoke_agent')).map((s) => [s.name, s.parentSpanId === undefined ? 'none' : s.parentSpanId === root.spanId ? 'root' : 'other']),
-    [
-      ['invoke_agent sub', 'root'],
-      ['invoke_agent sub', 'none'],
-    ],
-  )
+  const roots = async ({ concurrent, before = [] }) => {
+    const { tracing, runner } = traced(sub, { before })
+    if (concurrent) await Promise.all([runOnce(runner), runOnce(runner)])
+    else await runOnce(runner)
+    const spans = tracing.getFinishedSpans()
+    return spans
+      .filter((s) => s.parentSpanId === undefined)
+      .map((root) => ({
+        name: root.name,
+        agent: root.attributes['gen_ai.agent.name'],
+        description: root.attributes['gen_ai.agent.description'],
+        // The agent spans of the run: only sub's, directly under the root.
+        agents: spans.filter((s) => s.traceId === root.traceId && s !== root && s.name.startsWith('invoke_agent')).map((s) => [s.name, s.parentSpanId === root.spanId]),
+      }))
+  }
+  const expected = { name: 'invoke_agent sub', agent: 'sub', description: 'the sub-agent', agents: [['invoke_agent sub', true]] }
+  assert.deepEqual(await roots({ concurrent: false }), [expected])
+  // The two runs' start callbacks interleave.
+  assert.deepEqual(await roots({ concurrent: true }), [expected, expected])
+  // A plugin before this one answers onUserMessageCallback: this one first sees the run at beforeRunCallback.
+  const replacer = plugin('replacer', { onUserMessageCallback: async () => ({ role: 'user', parts: [{ text: 'replaced' }] }) })
+  assert.deepEqual(await roots({ concurrent: false, before: [replacer] }), [expected])
 })
 
 test("a response with no finish reason, or an empty one: no finish_reasons, and its output message's finish_reason is '' (as in Weave)", async () => {

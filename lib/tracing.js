@@ -38,6 +38,14 @@ function warnOnce(kind, message, code = `ADK_TRACING_${kind}`) {
   }
 }
 
+/** Why the environment gave no exporter (src/export/config.rs says it):
+ * each kind is warned about once, whatever value caused it. */
+function noExporterKind(warning) {
+  if (warning.includes('OTEL_TRACES_EXPORTER=')) return 'unsupported exporter'
+  if (warning.includes('no exporter is configured')) return 'nothing configured'
+  return 'bad endpoint'
+}
+
 /** The exporter thread's warnings arrive here (each text once per process). */
 function exportWarning(message) {
   warnOnce(`EXPORT ${message}`, message, 'ADK_TRACING_EXPORT')
@@ -515,6 +523,23 @@ function isFinalAnswer(content) {
   return parts[parts.length - 1]?.codeExecutionResult == null
 }
 
+/** The runner's agent for a run first seen at beforeRunCallback (runLive, or
+ * a plugin before this one answered onUserMessageCallback). By then ADK has
+ * moved ic.agent to the agent a resumed session goes on with, which has
+ * events of its own in the session: an agent with none is the runner's own.
+ * Else the top of its tree, the runner's agent in the usual case. */
+function runnerAgentAtBeforeRun(ic, agent) {
+  if (agent === null || typeof agent !== 'object') return undefined
+  try {
+    const name = agent.name
+    const events = ic.session?.events
+    if (Array.isArray(events) && !events.some((e) => e?.author === name)) return agent
+  } catch {
+    // A throwing getter: the walk below.
+  }
+  return rootOf(agent)
+}
+
 // ---- the plugin ------------------------------------------------------------------
 class TracingPlugin {
   constructor(options = {}) {
@@ -570,7 +595,6 @@ class TracingPlugin {
     this._lastStart = undefined
     this._lastUserContent = undefined
     this._lastParent = undefined
-    this._lastRoot = undefined
     this._join = options.joinActiveTrace ?? true
     this._treeless = new Set()
     // Root agent -> handle of its tree in the native tracer (sent once).
@@ -582,7 +606,7 @@ class TracingPlugin {
     // maxOpenInvocations the oldest is finished as interrupted from here,
     // so the results it holds reach its spans (the native side's own cap
     // is the backstop for runs whose start this plugin did not see).
-    this._open = new Set()
+    this._open = new Map()
     this._seenToken = 0
     // Invocations whose AgentTool calls started runs here (lib/agent_tool.js):
     // only their ends ask the native side which runs they end. Bounded like
@@ -593,9 +617,7 @@ class TracingPlugin {
     // Tool declarations checked against the agent's last ones (off: each serialised).
     this._tools = new ToolsJson(this._histories !== undefined)
     const warning = native.warning
-    // Once per kind of problem: nothing configured, a bad endpoint in the
-    // environment and an unsupported OTEL_TRACES_EXPORTER each warn once.
-    if (warning) warnOnce(`NO_EXPORTER ${warning}`, warning, 'ADK_TRACING_NO_EXPORTER')
+    if (warning) warnOnce(`NO_EXPORTER ${noExporterKind(warning)}`, warning, 'ADK_TRACING_NO_EXPORTER')
     live.add(new WeakRef(this))
     hookExit()
   }
@@ -676,22 +698,20 @@ class TracingPlugin {
     const parent = this._join && caller === undefined ? activeSpanContext() : undefined
     if (again && userContent === this._lastUserContent && parent === this._lastParent) return
     // The root is the runner's agent, which need not be the top of its tree
-    // (an AgentTool's agent, a runner over a sub-agent). Only
-    // onUserMessageCallback sees it; a run that starts at beforeRunCallback
-    // (runLive, or an earlier plugin answered onUserMessageCallback) takes
-    // the top of the tree of the agent it resumes with.
+    // (an AgentTool's agent, a runner over a sub-agent). onUserMessageCallback
+    // sees it as ic.agent and keeps it with the open run (runs' start
+    // callbacks may interleave).
+    const open = this._open
     const agent = ic.agent
     let root
-    if (again) root = this._lastRoot
-    else if (!fromUserMessage) root = rootOf(agent)
-    else if (agent !== null && typeof agent === 'object') root = agent
+    if (fromUserMessage) root = agent !== null && typeof agent === 'object' ? agent : undefined
+    else root = open.has(id) ? open.get(id) : runnerAgentAtBeforeRun(ic, agent)
     this._lastStart = id
     this._lastUserContent = userContent
     this._lastParent = parent
-    this._lastRoot = root
-    if (!this._open.has(id)) {
-      if (this._open.size >= this._maxOpen) this.finishInterruptedInvocation(this._open.values().next().value)
-      this._open.add(id)
+    if (fromUserMessage || !open.has(id)) {
+      if (!open.has(id) && open.size >= this._maxOpen) this.finishInterruptedInvocation(open.keys().next().value)
+      open.set(id, root)
     }
     const rules = readEnvRules()
     const capture = again ? this._capture : (this._capture = this._captureOption ?? (rules & CAPTURE_RULE) !== 0)
