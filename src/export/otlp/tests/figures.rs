@@ -123,8 +123,9 @@ pub fn invocation_spans() -> Vec<SpanData> {
             "gen_ai.output.messages".into(),
             deferred(
                 ANSWER,
+                // The root's output: no finish reason of its own.
                 MessageShape::OutputOne {
-                    finish_reason: "stop".into(),
+                    finish_reason: String::new(),
                 },
                 None,
             ),
