@@ -702,17 +702,16 @@ class TracingPlugin {
     // sees it as ic.agent and keeps it with the open run (runs' start
     // callbacks may interleave).
     const open = this._open
+    const known = open.has(id)
     const agent = ic.agent
     let root
     if (fromUserMessage) root = agent !== null && typeof agent === 'object' ? agent : undefined
-    else root = open.has(id) ? open.get(id) : runnerAgentAtBeforeRun(ic, agent)
+    else root = known ? open.get(id) : runnerAgentAtBeforeRun(ic, agent)
     this._lastStart = id
     this._lastUserContent = userContent
     this._lastParent = parent
-    if (fromUserMessage || !open.has(id)) {
-      if (!open.has(id) && open.size >= this._maxOpen) this.finishInterruptedInvocation(open.keys().next().value)
-      open.set(id, root)
-    }
+    if (!known && open.size >= this._maxOpen) this.finishInterruptedInvocation(open.keys().next().value)
+    if (fromUserMessage || !known) open.set(id, root)
     const rules = readEnvRules()
     const capture = again ? this._capture : (this._capture = this._captureOption ?? (rules & CAPTURE_RULE) !== 0)
     if (root === undefined) this._noteTreeless(id)
