@@ -24,8 +24,13 @@ export declare class NativeTracer {
   get printsTraces(): boolean
   /** Waits until the tracing thread has applied every batch handed over. */
   settle(): void
-  /** Set when nothing will be exported: lib/tracing.js warns once. */
+  /**
+   * Set when nothing will be exported: lib/tracing.js warns once per
+   * `warningKind`.
+   */
   get warning(): string | null
+  /** The kind of problem `warning` describes. */
+  get warningKind(): string | null
   get openInvocationCount(): number
   get droppedSpanCount(): number
   get stopped(): boolean

@@ -38,14 +38,6 @@ function warnOnce(kind, message, code = `ADK_TRACING_${kind}`) {
   }
 }
 
-/** Why the environment gave no exporter (src/export/config.rs says it):
- * each kind is warned about once, whatever value caused it. */
-function noExporterKind(warning) {
-  if (warning.includes('OTEL_TRACES_EXPORTER=')) return 'unsupported exporter'
-  if (warning.includes('no exporter is configured')) return 'nothing configured'
-  return 'bad endpoint'
-}
-
 /** The exporter thread's warnings arrive here (each text once per process). */
 function exportWarning(message) {
   warnOnce(`EXPORT ${message}`, message, 'ADK_TRACING_EXPORT')
@@ -617,7 +609,9 @@ class TracingPlugin {
     // Tool declarations checked against the agent's last ones (off: each serialised).
     this._tools = new ToolsJson(this._histories !== undefined)
     const warning = native.warning
-    if (warning) warnOnce(`NO_EXPORTER ${noExporterKind(warning)}`, warning, 'ADK_TRACING_NO_EXPORTER')
+    // Each kind of problem (NoExportKind in src/export/config.rs) is
+    // warned about once, whatever value caused it.
+    if (warning) warnOnce(`NO_EXPORTER ${native.warningKind}`, warning, 'ADK_TRACING_NO_EXPORTER')
     live.add(new WeakRef(this))
     hookExit()
   }

@@ -160,11 +160,49 @@ impl fmt::Debug for ExportOptions {
 pub enum ExporterChoice {
     /// Nothing is exported; `warning` says why when the user should know.
     None {
-        warning: Option<String>,
+        warning: Option<NoExportWarning>,
     },
     Console,
     Memory,
     Otlp(Box<OtlpConfig>),
+}
+
+/// Why nothing is exported, and the kind of problem: tracing.md warns
+/// "once per process for each kind of problem", whatever value caused it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NoExportWarning {
+    pub kind: NoExportKind,
+    pub text: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoExportKind {
+    /// Neither an option nor the environment names an exporter.
+    NothingConfigured,
+    /// `OTEL_TRACES_EXPORTER` names an exporter this package lacks.
+    UnsupportedExporter,
+    /// The environment's OTLP endpoint is not a usable URL.
+    BadEndpoint,
+    /// The OTLP exporter could not start (its thread).
+    StartFailed,
+}
+
+impl NoExportKind {
+    /// The name lib/tracing.js keys its once-per-process warning by.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoExportKind::NothingConfigured => "nothing configured",
+            NoExportKind::UnsupportedExporter => "unsupported exporter",
+            NoExportKind::BadEndpoint => "bad endpoint",
+            NoExportKind::StartFailed => "start failed",
+        }
+    }
+}
+
+impl NoExportWarning {
+    fn new(kind: NoExportKind, text: String) -> Self {
+        NoExportWarning { kind, text }
+    }
 }
 
 /// A bad option: `Type` becomes a JavaScript `TypeError`, `Plain` an `Error`.
@@ -276,9 +314,12 @@ Weave endpoint itself; pass one of them."
                 EnvExporter::None => return Ok(ExporterChoice::None { warning: None }),
                 EnvExporter::Unsupported(v) => {
                     return Ok(ExporterChoice::None {
-                        warning: Some(format!(
-                            "{PREFIX} OTEL_TRACES_EXPORTER='{v}' is not supported (use otlp, \
+                        warning: Some(NoExportWarning::new(
+                            NoExportKind::UnsupportedExporter,
+                            format!(
+                                "{PREFIX} OTEL_TRACES_EXPORTER='{v}' is not supported (use otlp, \
 console or none); no spans are exported."
+                            ),
                         )),
                     })
                 }
@@ -291,15 +332,21 @@ console or none); no spans are exported."
             Some(Err(msg)) => {
                 return Ok(ExporterChoice::None {
                     // The message is a sentence of its own.
-                    warning: Some(format!("{msg} No spans are exported.")),
+                    warning: Some(NoExportWarning::new(
+                        NoExportKind::BadEndpoint,
+                        format!("{msg} No spans are exported."),
+                    )),
                 });
             }
             None if explicitly_on => DEFAULT_OTLP_ENDPOINT.to_string(),
             None => {
                 return Ok(ExporterChoice::None {
-                    warning: Some(format!(
-                        "{PREFIX} no exporter is configured, so no spans are exported: \
+                    warning: Some(NoExportWarning::new(
+                        NoExportKind::NothingConfigured,
+                        format!(
+                            "{PREFIX} no exporter is configured, so no spans are exported: \
 {HOW_TO_CONFIGURE}."
+                        ),
                     )),
                 })
             }

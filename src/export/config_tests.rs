@@ -416,7 +416,13 @@ fn env_traces_exporter_values() {
         &ExportOptions::default(),
         &env_of(&[("OTEL_TRACES_EXPORTER", "jaeger")]),
     ) {
-        Ok(ExporterChoice::None { warning: Some(w) }) => assert!(w.contains("jaeger"), "{w}"),
+        Ok(ExporterChoice::None {
+            warning:
+                Some(NoExportWarning {
+                    kind: NoExportKind::UnsupportedExporter,
+                    text: w,
+                }),
+        }) => assert!(w.contains("jaeger"), "{w}"),
         other => panic!("{other:?}"),
     }
     // A bad endpoint in the environment: one warning, its sentences whole.
@@ -424,7 +430,13 @@ fn env_traces_exporter_values() {
         &ExportOptions::default(),
         &env_of(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "ftp://c:4318")]),
     ) {
-        Ok(ExporterChoice::None { warning: Some(w) }) => assert!(
+        Ok(ExporterChoice::None {
+            warning:
+                Some(NoExportWarning {
+                    kind: NoExportKind::BadEndpoint,
+                    text: w,
+                }),
+        }) => assert!(
             w.ends_with("'ftp://c:4318' is not an http:// or https:// URL. No spans are exported."),
             "{w}"
         ),
@@ -476,7 +488,13 @@ fn env_endpoints() {
         &ExportOptions::default(),
         &env_of(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "b:2")]),
     ) {
-        Ok(ExporterChoice::None { warning: Some(w) }) => {
+        Ok(ExporterChoice::None {
+            warning:
+                Some(NoExportWarning {
+                    kind: NoExportKind::BadEndpoint,
+                    text: w,
+                }),
+        }) => {
             assert!(w.contains("OTEL_EXPORTER_OTLP_ENDPOINT"), "{w}")
         }
         other => panic!("{other:?}"),
@@ -491,7 +509,13 @@ fn nothing_configured_warns_how_to_configure() {
         ("OTEL_TRACES_EXPORTER", " "),
     ]);
     match resolve(&ExportOptions::default(), &env) {
-        Ok(ExporterChoice::None { warning: Some(w) }) => {
+        Ok(ExporterChoice::None {
+            warning:
+                Some(NoExportWarning {
+                    kind: NoExportKind::NothingConfigured,
+                    text: w,
+                }),
+        }) => {
             for needle in [
                 "exporter",
                 "endpoint",

@@ -15,8 +15,8 @@ mod text;
 mod worker;
 
 use crate::export::config::{
-    attribute_value_limit, resolve, BatchOptions, ConfigError, ExportOptions, WeaveOptions,
-    VALUE_LIMIT_VARS,
+    attribute_value_limit, resolve, BatchOptions, ConfigError, ExportOptions, NoExportWarning,
+    WeaveOptions, VALUE_LIMIT_VARS,
 };
 use crate::trace::ids::{from_hex, hex};
 use crate::trace::key_text;
@@ -186,7 +186,7 @@ fn remote_parent(
 pub struct NativeTracer {
     handle: u32,
     sink_id: u32,
-    warning: Option<String>,
+    warning: Option<NoExportWarning>,
     prints: bool,
     answers: Arc<Answers>,
 }
@@ -292,10 +292,17 @@ impl NativeTracer {
         worker::barrier();
     }
 
-    /// Set when nothing will be exported: lib/tracing.js warns once.
+    /// Set when nothing will be exported: lib/tracing.js warns once per
+    /// `warningKind`.
     #[napi(getter)]
     pub fn warning(&self) -> Option<String> {
-        self.warning.clone()
+        self.warning.as_ref().map(|w| w.text.clone())
+    }
+
+    /// The kind of problem `warning` describes.
+    #[napi(getter)]
+    pub fn warning_kind(&self) -> Option<String> {
+        self.warning.as_ref().map(|w| w.kind.as_str().to_string())
     }
 
     #[napi(getter)]

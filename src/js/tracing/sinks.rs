@@ -1,6 +1,6 @@
 //! Picks the span sink for a resolved exporter choice.
 
-use crate::export::config::{Env, ExporterChoice, WarningHook};
+use crate::export::config::{Env, ExporterChoice, NoExportKind, NoExportWarning, WarningHook};
 use crate::export::console::{color_enabled, ConsoleSink};
 use crate::export::memory::MemorySink;
 use crate::export::otlp::OtlpSink;
@@ -14,7 +14,7 @@ pub struct Sinks {
     /// Set for the `memory` exporter: `getFinishedSpans` reads it.
     pub memory: Option<Arc<MemorySink>>,
     /// A warning to emit once per process (nothing will be exported).
-    pub warning: Option<String>,
+    pub warning: Option<NoExportWarning>,
     /// The sink holds spans the exit path must deliver (or print).
     pub deliver_at_exit: bool,
     /// The sink prints each trace as its run ends (console).
@@ -81,7 +81,10 @@ pub fn sinks_for(
                 Err(message) => Sinks {
                     sink: Arc::new(NoopSink),
                     memory: None,
-                    warning: Some(message),
+                    warning: Some(NoExportWarning {
+                        kind: NoExportKind::StartFailed,
+                        text: message,
+                    }),
                     deliver_at_exit: false,
                     prints: false,
                 },
