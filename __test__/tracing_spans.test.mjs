@@ -436,7 +436,7 @@ test('a loop over one agent, or over a sequence: each pass gets agent spans of i
   }
 })
 
-test("a runner over a sub-agent: the root is the runner's agent, not the top of its tree, for runs side by side and for a run first seen at beforeRunCallback", async () => {
+test("a runner over a sub-agent: the root is the agent that runs, not the top of its tree, for runs side by side and for a run first seen at beforeRunCallback", async () => {
   const sub = agent('sub', ['a', 'b', 'c'], { description: 'the sub-agent' })
   agent('top', [], { subAgents: [sub] })
   const roots = async ({ concurrent, before = [] }) => {
@@ -461,6 +461,35 @@ test("a runner over a sub-agent: the root is the runner's agent, not the top of 
   // A plugin before this one answers onUserMessageCallback: this one first sees the run at beforeRunCallback.
   const replacer = plugin('replacer', { onUserMessageCallback: async () => ({ role: 'user', parts: [{ text: 'replaced' }] }) })
   assert.deepEqual(await roots({ concurrent: false, before: [replacer] }), [expected])
+})
+
+test('a resumed session: the root is the agent ADK goes on with (ic.agent at beforeRunCallback, as Weave and ADK name it), with no span for the agent above it, which did not run; runs side by side and a run first seen at beforeRunCallback alike', async () => {
+  const secondTurns = async ({ sessions, before = [] }) => {
+    const sub = agent('sub', ['hello from sub', 'hello from sub', 'again from sub', 'again from sub'], { description: 'the sub-agent' })
+    const top = agent('top', [call('transfer_to_agent', { agentName: 'sub' }), call('transfer_to_agent', { agentName: 'sub' })], { subAgents: [sub] })
+    const { tracing, runner } = traced(top, { before })
+    // Turn 1 of each session: top hands over to sub, which answers.
+    const ids = []
+    for (let i = 0; i < sessions; i++) ids.push((await runOnce(runner)).sessionId)
+    const firstTurns = new Set(tracing.getFinishedSpans().map((s) => s.traceId))
+    // Turn 2: ADK starts at sub.
+    await Promise.all(ids.map((sessionId) => runOnce(runner, 'more', { sessionId })))
+    const spans = tracing.getFinishedSpans().filter((s) => !firstTurns.has(s.traceId))
+    return spans
+      .filter((s) => s.parentSpanId === undefined)
+      .map((root) => ({
+        name: root.name,
+        agent: root.attributes['gen_ai.agent.name'],
+        description: root.attributes['gen_ai.agent.description'],
+        agents: spans.filter((s) => s.traceId === root.traceId && s !== root && s.name.startsWith('invoke_agent')).map((s) => [s.name, s.parentSpanId === root.spanId]),
+        chatUnder: spans.filter((s) => s.traceId === root.traceId && s.name.startsWith('chat')).map((s) => spans.find((p) => p.spanId === s.parentSpanId)?.name),
+      }))
+  }
+  const expected = { name: 'invoke_agent sub', agent: 'sub', description: 'the sub-agent', agents: [['invoke_agent sub', true]], chatUnder: ['invoke_agent sub'] }
+  assert.deepEqual(await secondTurns({ sessions: 1 }), [expected])
+  assert.deepEqual(await secondTurns({ sessions: 2 }), [expected, expected])
+  const replacer = plugin('replacer', { onUserMessageCallback: async () => ({ role: 'user', parts: [{ text: 'replaced' }] }) })
+  assert.deepEqual(await secondTurns({ sessions: 1, before: [replacer] }), [expected])
 })
 
 test("a response with no finish reason, or an empty one: no finish_reasons, and its output message's finish_reason is '' (as in Weave)", async () => {

@@ -515,23 +515,6 @@ function isFinalAnswer(content) {
   return parts[parts.length - 1]?.codeExecutionResult == null
 }
 
-/** The runner's agent for a run first seen at beforeRunCallback (runLive, or
- * a plugin before this one answered onUserMessageCallback). By then ADK has
- * moved ic.agent to the agent a resumed session goes on with, which has
- * events of its own in the session: an agent with none is the runner's own.
- * Else the top of its tree, the runner's agent in the usual case. */
-function runnerAgentAtBeforeRun(ic, agent) {
-  if (agent === null || typeof agent !== 'object') return undefined
-  try {
-    const name = agent.name
-    const events = ic.session?.events
-    if (Array.isArray(events) && !events.some((e) => e?.author === name)) return agent
-  } catch {
-    // A throwing getter: the walk below.
-  }
-  return rootOf(agent)
-}
-
 // ---- the plugin ------------------------------------------------------------------
 class TracingPlugin {
   constructor(options = {}) {
@@ -674,14 +657,22 @@ class TracingPlugin {
   }
 
   // A run starts: onUserMessageCallback (runAsync) or beforeRunCallback.
-  // `fromUserMessage`: ic.agent is still the runner's own agent (by
-  // beforeRunCallback ADK has moved it to the agent a resumed session goes
-  // on with).
-  _start(ic, userContent, fromUserMessage) {
+  _start(ic, userContent) {
     const id = ic?.invocationId
     if (typeof id !== 'string') return
     noteInvocationStarted(id)
     pinned.add(this)
+    // The root is the agent that runs, ic.agent (not the top of its tree:
+    // an AgentTool's agent, a runner over a sub-agent). By
+    // beforeRunCallback ADK has moved it to the agent a resumed session
+    // goes on with, as Weave's plugin and ADK's own spans name it; a
+    // Workflow root has none. Kept with the open run (runs' start callbacks
+    // may interleave).
+    const open = this._open
+    const known = open.has(id)
+    const agent = ic.agent
+    const here = agent !== null && typeof agent === 'object' ? agent : undefined
+    const root = here ?? open.get(id)
     // beforeRunCallback follows onUserMessageCallback for the same run: the
     // second call only adds what changed (a plugin may replace the message).
     const again = this._lastStart === id
@@ -690,22 +681,12 @@ class TracingPlugin {
     // joinActiveTrace: else the span active now (ADK runs both start
     // callbacks in the same context) becomes the root's parent, in its trace.
     const parent = this._join && caller === undefined ? activeSpanContext() : undefined
-    if (again && userContent === this._lastUserContent && parent === this._lastParent) return
-    // The root is the runner's agent, which need not be the top of its tree
-    // (an AgentTool's agent, a runner over a sub-agent). onUserMessageCallback
-    // sees it as ic.agent and keeps it with the open run (runs' start
-    // callbacks may interleave).
-    const open = this._open
-    const known = open.has(id)
-    const agent = ic.agent
-    let root
-    if (fromUserMessage) root = agent !== null && typeof agent === 'object' ? agent : undefined
-    else root = known ? open.get(id) : runnerAgentAtBeforeRun(ic, agent)
+    if (again && userContent === this._lastUserContent && parent === this._lastParent && root === open.get(id)) return
     this._lastStart = id
     this._lastUserContent = userContent
     this._lastParent = parent
     if (!known && open.size >= this._maxOpen) this.finishInterruptedInvocation(open.keys().next().value)
-    if (fromUserMessage || !known) open.set(id, root)
+    open.set(id, root)
     const rules = readEnvRules()
     const capture = again ? this._capture : (this._capture = this._captureOption ?? (rules & CAPTURE_RULE) !== 0)
     if (root === undefined) this._noteTreeless(id)
@@ -744,7 +725,7 @@ class TracingPlugin {
   onUserMessageCallback(params) {
     if (this._stopped) return PASS
     try {
-      this._start(params?.invocationContext, params?.userMessage, true)
+      this._start(params?.invocationContext, params?.userMessage)
     } catch (e) {
       problem('onUserMessageCallback', e)
     }
@@ -755,7 +736,7 @@ class TracingPlugin {
     if (this._stopped) return PASS
     try {
       const ic = params?.invocationContext
-      this._start(ic, ic?.userContent, false)
+      this._start(ic, ic?.userContent)
     } catch (e) {
       problem('beforeRunCallback', e)
     }

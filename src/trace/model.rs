@@ -161,7 +161,8 @@ impl Tracer {
             return;
         }
         let limit = run.settings.value_limit;
-        if !self.open.contains_key(&run.invocation_id) {
+        let repeated = self.open.contains_key(&run.invocation_id);
+        if !repeated {
             while self.open.len() >= self.max_open {
                 let Some((_, oldest)) = self.order.pop_first() else {
                     break;
@@ -204,6 +205,12 @@ impl Tracer {
                     deferred(c, MessageShape::InputOne, limit),
                 );
             }
+        }
+        // A repeated start (beforeRunCallback after onUserMessageCallback)
+        // names the agent that runs, which ADK moves to a resumed session's
+        // agent in between: before any agent span, its tree is the run's.
+        if repeated && inv.agents.is_empty() && !run.agents.is_empty() {
+            inv.tree.clear();
         }
         for a in run.agents {
             inv.tree.entry(a.name.clone()).or_insert(a);

@@ -56,6 +56,34 @@ fn response(id: &str, name: &str, json: &str) -> EventInfo {
     }
 }
 
+/// beforeRunCallback's start names the agent ADK runs, which for a resumed
+/// session is not the one onUserMessageCallback saw: its tree replaces the
+/// first, so the agent above it (which did not run) gets no span.
+#[test]
+fn repeated_start_before_any_agent_span_replaces_the_tree() {
+    let (mut t, sink) = tracer();
+    start(
+        &mut t,
+        "i1",
+        vec![agent("top", None, false), agent("sub", Some("top"), false)],
+    );
+    start(&mut t, "i1", vec![agent("sub", None, false)]);
+    t.before_model("i1", Some("sub"), ModelRequest::default());
+    t.finish("i1", false);
+    let spans = sink.spans();
+    let root = spans
+        .iter()
+        .find(|s| s.parent_span_id.is_none())
+        .expect("the root");
+    assert_eq!(root.name, "invoke_agent sub");
+    let agent_span = spans
+        .iter()
+        .find(|s| s.name == "invoke_agent sub" && s.parent_span_id.is_some())
+        .expect("sub's agent span");
+    assert_eq!(agent_span.parent_span_id, Some(root.span_id));
+    assert!(spans.iter().all(|s| s.name != "invoke_agent top"));
+}
+
 #[test]
 fn single_agent_with_a_tool() {
     let (mut t, sink) = tracer();
