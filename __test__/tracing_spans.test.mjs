@@ -492,6 +492,55 @@ test('a resumed session: the root is the agent ADK goes on with (ic.agent at bef
   assert.deepEqual(await secondTurns({ sessions: 1, before: [replacer] }), [expected])
 })
 
+test('an agent tree that changes between runs is read again: an added sub-agent nests under its parent, a new description shows', async () => {
+  const root = agent('root', ['hello', call('transfer_to_agent', { agentName: 'late' }), 'bye'], { description: 'first' })
+  const { tracing, runner } = traced(root)
+  await runOnce(runner)
+  const late = agent('late', ['late answers'], { description: 'added later' })
+  late.parentAgent = root
+  root.subAgents.push(late)
+  root.description = 'second'
+  await runOnce(runner)
+  // A run of an unchanged tree after a change: its handle is the new tree's.
+  await runOnce(runner)
+  const spans = tracing.getFinishedSpans()
+  const roots = spans.filter((s) => s.parentSpanId === undefined)
+  assert.deepEqual(
+    roots.map((r) => r.attributes['gen_ai.agent.description']),
+    ['first', 'second', 'second'],
+  )
+  const lateSpan = one(spans, 'invoke_agent late')
+  const parent = spans.find((s) => s.spanId === lateSpan.parentSpanId)
+  assert.equal(parent.name, 'invoke_agent root')
+  assert.notEqual(parent.parentSpanId, undefined, 'under the root agent span, not the run root')
+  assert.equal(lateSpan.attributes['gen_ai.agent.description'], 'added later')
+  const agentSpans = spans.filter((s) => s.name === 'invoke_agent root' && s.parentSpanId !== undefined)
+  assert.deepEqual(
+    agentSpans.map((s) => s.attributes['gen_ai.agent.description']),
+    ['first', 'second', 'second'],
+  )
+})
+
+test('the flat agent tree is the same array while the tree reads the same, and a new one when it changed', async () => {
+  const { createRequire } = await import('node:module')
+  const { flattenAgentTree } = createRequire(import.meta.url)('../lib/tracing/agents.js')
+  const sub = agent('sub', [])
+  const root = agent('root', [], { subAgents: [sub] })
+  const first = flattenAgentTree(root)
+  assert.equal(flattenAgentTree(root), first)
+  // A model object swapped for another: the tuples read the same.
+  sub.model = new ScriptedLlm([])
+  assert.equal(flattenAgentTree(root), first)
+  root.subAgents = [sub]
+  assert.equal(flattenAgentTree(root), first, 'a new array of the same agents')
+  sub.name = 'renamed'
+  const renamed = flattenAgentTree(root)
+  assert.notEqual(renamed, first)
+  assert.equal(renamed[5], 'renamed')
+  root.subAgents.pop()
+  assert.equal(flattenAgentTree(root).length, 5)
+})
+
 test("a response with no finish reason, or an empty one: no finish_reasons, and its output message's finish_reason is '' (as in Weave)", async () => {
   const empty = { content: { role: 'model', parts: [call('add', { a: 1, b: 2 })] }, finishReason: '' }
   const { tracing, runner } = traced(agent('a', [empty, 'three'], { tools: [addTool()] }))

@@ -572,7 +572,8 @@ class TracingPlugin {
     this._lastParent = undefined
     this._join = options.joinActiveTrace ?? true
     this._treeless = new Set()
-    // Root agent -> handle of its tree in the native tracer (sent once).
+    // Root agent -> its flat tree and that tree's handle in the native
+    // tracer (sent once, and again when the tree changed).
     this._trees = new WeakMap()
     this._treeCount = 0
     this._maxOpen = options.maxOpenInvocations ?? 10000
@@ -1110,18 +1111,20 @@ class TracingPlugin {
   /** The native handle of `root`'s flattened tree (0: pass it whole). */
   _treeHandle(root) {
     if (root === undefined || root === null || typeof root !== 'object') return 0
-    let handle = this._trees.get(root)
-    if (handle === undefined) {
-      handle = 0
+    // Read first: a throwing getter must not use up a handle.
+    const flat = flattenAgentTree(root)
+    let known = this._trees.get(root)
+    // A tree that changed since it was sent is sent again.
+    if (known === undefined || known.flat !== flat) {
+      let handle = 0
       if (this._treeCount < MAX_TREES) {
-        // Read first: a throwing getter must not use up a handle.
-        const flat = flattenAgentTree(root)
         handle = ++this._treeCount
         this._r.registerTree(handle, flat)
       }
-      this._trees.set(root, handle)
+      known = { handle, flat }
+      this._trees.set(root, known)
     }
-    return handle
+    return known.handle
   }
 
   _forget(id) {
