@@ -436,6 +436,23 @@ test('a loop over one agent, or over a sequence: each pass gets agent spans of i
   }
 })
 
+/** Each run's root: its name, agent and description, its agent spans (and
+ * whether each hangs right under the root) and the parents of its chat spans. */
+function runRoots(spans) {
+  return spans
+    .filter((s) => s.parentSpanId === undefined)
+    .map((root) => {
+      const ofRun = spans.filter((s) => s.traceId === root.traceId && s !== root)
+      return {
+        name: root.name,
+        agent: root.attributes['gen_ai.agent.name'],
+        description: root.attributes['gen_ai.agent.description'],
+        agents: ofRun.filter((s) => s.name.startsWith('invoke_agent')).map((s) => [s.name, s.parentSpanId === root.spanId]),
+        chatUnder: ofRun.filter((s) => s.name.startsWith('chat')).map((s) => spans.find((p) => p.spanId === s.parentSpanId)?.name),
+      }
+    })
+}
+
 test("a runner over a sub-agent: the root is the agent that runs, not the top of its tree, for runs side by side and for a run first seen at beforeRunCallback", async () => {
   const sub = agent('sub', ['a', 'b', 'c'], { description: 'the sub-agent' })
   agent('top', [], { subAgents: [sub] })
@@ -443,18 +460,10 @@ test("a runner over a sub-agent: the root is the agent that runs, not the top of
     const { tracing, runner } = traced(sub, { before })
     if (concurrent) await Promise.all([runOnce(runner), runOnce(runner)])
     else await runOnce(runner)
-    const spans = tracing.getFinishedSpans()
-    return spans
-      .filter((s) => s.parentSpanId === undefined)
-      .map((root) => ({
-        name: root.name,
-        agent: root.attributes['gen_ai.agent.name'],
-        description: root.attributes['gen_ai.agent.description'],
-        // The agent spans of the run: only sub's, directly under the root.
-        agents: spans.filter((s) => s.traceId === root.traceId && s !== root && s.name.startsWith('invoke_agent')).map((s) => [s.name, s.parentSpanId === root.spanId]),
-      }))
+    return runRoots(tracing.getFinishedSpans())
   }
-  const expected = { name: 'invoke_agent sub', agent: 'sub', description: 'the sub-agent', agents: [['invoke_agent sub', true]] }
+  // The agent spans of the run: only sub's, directly under the root.
+  const expected = { name: 'invoke_agent sub', agent: 'sub', description: 'the sub-agent', agents: [['invoke_agent sub', true]], chatUnder: ['invoke_agent sub'] }
   assert.deepEqual(await roots({ concurrent: false }), [expected])
   // The two runs' start callbacks interleave.
   assert.deepEqual(await roots({ concurrent: true }), [expected, expected])
@@ -474,16 +483,7 @@ test('a resumed session: the root is the agent ADK goes on with (ic.agent at bef
     const firstTurns = new Set(tracing.getFinishedSpans().map((s) => s.traceId))
     // Turn 2: ADK starts at sub.
     await Promise.all(ids.map((sessionId) => runOnce(runner, 'more', { sessionId })))
-    const spans = tracing.getFinishedSpans().filter((s) => !firstTurns.has(s.traceId))
-    return spans
-      .filter((s) => s.parentSpanId === undefined)
-      .map((root) => ({
-        name: root.name,
-        agent: root.attributes['gen_ai.agent.name'],
-        description: root.attributes['gen_ai.agent.description'],
-        agents: spans.filter((s) => s.traceId === root.traceId && s !== root && s.name.startsWith('invoke_agent')).map((s) => [s.name, s.parentSpanId === root.spanId]),
-        chatUnder: spans.filter((s) => s.traceId === root.traceId && s.name.startsWith('chat')).map((s) => spans.find((p) => p.spanId === s.parentSpanId)?.name),
-      }))
+    return runRoots(tracing.getFinishedSpans().filter((s) => !firstTurns.has(s.traceId)))
   }
   const expected = { name: 'invoke_agent sub', agent: 'sub', description: 'the sub-agent', agents: [['invoke_agent sub', true]], chatUnder: ['invoke_agent sub'] }
   assert.deepEqual(await secondTurns({ sessions: 1 }), [expected])
