@@ -492,6 +492,44 @@ test('a resumed session: the root is the agent ADK goes on with (ic.agent at bef
   assert.deepEqual(await secondTurns({ sessions: 1, before: [replacer] }), [expected])
 })
 
+test('a resumed session hands over outside its agent: the agents it reaches nest and read as the whole tree says, and the agent above it gets a span only when it runs', async () => {
+  const secondTurn = async (subScript) => {
+    const sub = agent('sub', ['hello from sub', ...subScript])
+    sub.description = undefined
+    const helper = agent('helper', ['helper answers'], { description: 'the helper' })
+    const peer = agent('peer', [call('transfer_to_agent', { agentName: 'helper' })], { description: 'the peer agent', subAgents: [helper] })
+    const top = agent('top', [call('transfer_to_agent', { agentName: 'sub' }), 'top answers'], { subAgents: [sub, peer], description: 'the top agent' })
+    const { tracing, runner } = traced(top)
+    const { sessionId } = await runOnce(runner)
+    const first = new Set(tracing.getFinishedSpans().map((s) => s.traceId))
+    await runOnce(runner, 'more', { sessionId })
+    const spans = tracing.getFinishedSpans().filter((s) => !first.has(s.traceId))
+    const root = spans.find((s) => s.parentSpanId === undefined)
+    const named = (id) => (id === root.spanId ? 'ROOT' : spans.find((s) => s.spanId === id)?.name)
+    return {
+      root: [root.name, root.attributes['gen_ai.agent.description']],
+      agents: spans.filter((s) => s !== root && s.name.startsWith('invoke_agent')).map((s) => [s.name, named(s.parentSpanId), s.attributes['gen_ai.agent.description']]),
+    }
+  }
+  // sub (no description of its own: the root keeps none of top's) hands over to its peer, which hands over to its sub-agent.
+  assert.deepEqual(await secondTurn([call('transfer_to_agent', { agentName: 'peer' })]), {
+    root: ['invoke_agent sub', undefined],
+    agents: [
+      ['invoke_agent helper', 'invoke_agent peer', 'the helper'],
+      ['invoke_agent peer', 'ROOT', 'the peer agent'],
+      ['invoke_agent sub', 'ROOT', undefined],
+    ],
+  })
+  // sub hands back to top, which then runs: its span (top has no parent: under the root), with its description.
+  assert.deepEqual(await secondTurn([call('transfer_to_agent', { agentName: 'top' })]), {
+    root: ['invoke_agent sub', undefined],
+    agents: [
+      ['invoke_agent top', 'ROOT', 'the top agent'],
+      ['invoke_agent sub', 'ROOT', undefined],
+    ],
+  })
+})
+
 test('an agent tree that changes between runs is read again: an added sub-agent nests under its parent, a new description shows', async () => {
   const root = agent('root', ['hello', call('transfer_to_agent', { agentName: 'late' }), 'bye'], { description: 'first' })
   const { tracing, runner } = traced(root)

@@ -691,11 +691,15 @@ class TracingPlugin {
     const rules = readEnvRules()
     const capture = again ? this._capture : (this._capture = this._captureOption ?? (rules & CAPTURE_RULE) !== 0)
     if (root === undefined) this._noteTreeless(id)
-    const tree = this._treeHandle(root)
+    // The whole tree the root agent belongs to: a resumed session's agent
+    // may hand over to its parent or a peer (the span model makes no span
+    // for an agent above the root agent that did not run).
+    const top = rootOf(root)
+    const tree = this._treeHandle(top)
     const session = ic.session
     // Everything is read before the record is written: a throwing getter
     // must not leave half a record.
-    const flat = tree === 0 ? flattenAgentTree(root) : undefined
+    const flat = tree === 0 ? flattenAgentTree(top) : undefined
     const userJson = capture && userContent != null ? safeJson(userContent) : undefined
     const vertex = (rules & VERTEX_RULE) !== 0
     const sampled = parent === undefined ? undefined : (parent.traceFlags & 1) === 1

@@ -31,9 +31,15 @@ pub fn ensure_agent_in(
             parent: Some(p), ..
         }) if inv.tree.contains_key(p) => {
             let p = p.clone();
-            end_parent_if_rerun(inv, &p, name, ended);
-            close_finished_siblings(inv, &p, name, ended);
-            ensure_agent_in(inv, ids, &p, depth + 1, ended)
+            if inv.agent_span_id(&p).is_none() && above_run_start(inv, &p) {
+                // An agent above the one the run started at (a resumed
+                // session's) did not run unless it has a span: none is made.
+                inv.root.id
+            } else {
+                end_parent_if_rerun(inv, &p, name, ended);
+                close_finished_siblings(inv, &p, name, ended);
+                ensure_agent_in(inv, ids, &p, depth + 1, ended)
+            }
         }
         Some(_) => inv.root.id,
         None => inv.innermost_open_tool().unwrap_or(inv.root.id),
@@ -60,6 +66,22 @@ pub fn ensure_agent_in(
     inv.children_done.retain(|(p, _)| p != name);
     inv.agents.push((name.to_string(), span));
     id
+}
+
+/// Whether `name` is an ancestor of the agent the run started at.
+fn above_run_start(inv: &Invocation, name: &str) -> bool {
+    let Some(start) = inv.root_agent.as_deref() else {
+        return false;
+    };
+    let mut at = inv.tree.get(start).and_then(|i| i.parent.as_deref());
+    for _ in 0..64 {
+        match at {
+            Some(p) if p == name => return true,
+            Some(p) => at = inv.tree.get(p).and_then(|i| i.parent.as_deref()),
+            None => return false,
+        }
+    }
+    false
 }
 
 /// What an event says of its author's run: over with its final answer,

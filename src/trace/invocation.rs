@@ -30,6 +30,10 @@ pub struct Invocation {
     pub limit: Option<usize>,
     pub session_id: Option<String>,
     pub root: OpenSpan,
+    /// The agent the run starts at, which the root span is named after: the
+    /// runner's agent, or in a resumed session the agent ADK goes on with.
+    /// `tree` is the whole tree it belongs to.
+    pub root_agent: Option<String>,
     pub tree: FastMap<String, AgentInfo>,
     /// Open agent spans in creation order (a child always after its parent).
     pub agents: Vec<(String, OpenSpan)>,

@@ -161,8 +161,7 @@ impl Tracer {
             return;
         }
         let limit = run.settings.value_limit;
-        let repeated = self.open.contains_key(&run.invocation_id);
-        if !repeated {
+        if !self.open.contains_key(&run.invocation_id) {
             while self.open.len() >= self.max_open {
                 let Some((_, oldest)) = self.order.pop_first() else {
                     break;
@@ -184,13 +183,20 @@ impl Tracer {
             inv.common(&mut root, "invoke_agent");
             inv.root = root;
         }
+        if let Some(name) = non_empty(&run.root_name) {
+            inv.root_agent = Some(name.to_string());
+        }
         let root = &mut inv.root;
         if let Some(name) = non_empty(&run.root_name) {
             root.name = format!("invoke_agent {name}");
             root.set_str("gen_ai.agent.name", name);
         }
-        if let Some(d) = &run.root_description {
-            root.set_str("gen_ai.agent.description", d.as_str());
+        match &run.root_description {
+            Some(d) => root.set_str("gen_ai.agent.description", d.as_str()),
+            // A repeated start naming another agent (a resumed session's)
+            // keeps no description of the first.
+            None if non_empty(&run.root_name).is_some() => root.remove("gen_ai.agent.description"),
+            None => {}
         }
         if let Some(a) = &run.app_name {
             root.set_str("weave.google_adk.app_name", a.as_str());
@@ -205,12 +211,6 @@ impl Tracer {
                     deferred(c, MessageShape::InputOne, limit),
                 );
             }
-        }
-        // A repeated start (beforeRunCallback after onUserMessageCallback)
-        // names the agent that runs, which ADK moves to a resumed session's
-        // agent in between: before any agent span, its tree is the run's.
-        if repeated && inv.agents.is_empty() && !run.agents.is_empty() {
-            inv.tree.clear();
         }
         for a in run.agents {
             inv.tree.entry(a.name.clone()).or_insert(a);
@@ -331,6 +331,7 @@ impl Tracer {
             last_output: None,
             parent: None,
             children: Vec::new(),
+            root_agent: None,
         };
         let mut root =
             std::mem::replace(&mut inv.root, OpenSpan::new([0; 8], None, String::new(), 0));

@@ -43,6 +43,10 @@ impl OpenSpan {
         self.set(key, AttributeValue::String(value.into()));
     }
 
+    pub fn remove(&mut self, key: &str) {
+        self.attrs.retain(|(k, _)| k != key);
+    }
+
     pub fn error(&mut self, error_type: &str, message: &str) {
         self.set_str("error.type", error_type);
         self.status = Status {

@@ -56,19 +56,41 @@ fn response(id: &str, name: &str, json: &str) -> EventInfo {
     }
 }
 
-/// beforeRunCallback's start names the agent ADK runs, which for a resumed
-/// session is not the one onUserMessageCallback saw: its tree replaces the
-/// first, so the agent above it (which did not run) gets no span.
+fn start_at(t: &mut Tracer, id: &str, root: &str, agents: Vec<AgentInfo>) {
+    t.start(RunStart {
+        invocation_id: id.into(),
+        root_name: Some(root.into()),
+        root_description: None,
+        agents,
+        settings: RunSettings::default(),
+        session_id: None,
+        app_name: None,
+        user_id: None,
+        user_content: None,
+        remote_parent: None,
+    });
+}
+
+/// A resumed session starts at a sub-agent of the tree (beforeRunCallback's
+/// start names it): it hangs under the root; an agent above it gets a span
+/// only when it runs, and an agent outside its sub-tree nests by the tree.
 #[test]
-fn repeated_start_before_any_agent_span_replaces_the_tree() {
+fn a_run_started_below_the_top_makes_no_span_for_agents_above_it_that_did_not_run() {
+    let tree = || {
+        vec![
+            agent("top", None, false),
+            agent("sub", Some("top"), false),
+            agent("peer", Some("top"), false),
+            agent("helper", Some("peer"), false),
+        ]
+    };
     let (mut t, sink) = tracer();
-    start(
-        &mut t,
-        "i1",
-        vec![agent("top", None, false), agent("sub", Some("top"), false)],
-    );
-    start(&mut t, "i1", vec![agent("sub", None, false)]);
-    t.before_model("i1", Some("sub"), ModelRequest::default());
+    start_at(&mut t, "i1", "top", tree());
+    start_at(&mut t, "i1", "sub", tree());
+    // sub hands over to peer, which hands over to helper.
+    for name in ["sub", "peer", "helper"] {
+        t.before_model("i1", Some(name), ModelRequest::default());
+    }
     t.finish("i1", false);
     let spans = sink.spans();
     let root = spans
@@ -76,12 +98,45 @@ fn repeated_start_before_any_agent_span_replaces_the_tree() {
         .find(|s| s.parent_span_id.is_none())
         .expect("the root");
     assert_eq!(root.name, "invoke_agent sub");
-    let agent_span = spans
-        .iter()
-        .find(|s| s.name == "invoke_agent sub" && s.parent_span_id.is_some())
-        .expect("sub's agent span");
-    assert_eq!(agent_span.parent_span_id, Some(root.span_id));
+    let agent_span = |name: &str| {
+        spans
+            .iter()
+            .find(|s| s.name == format!("invoke_agent {name}") && s.parent_span_id.is_some())
+            .unwrap_or_else(|| panic!("no agent span {name}"))
+    };
+    assert_eq!(agent_span("sub").parent_span_id, Some(root.span_id));
+    assert_eq!(agent_span("peer").parent_span_id, Some(root.span_id));
+    assert_eq!(
+        agent_span("helper").parent_span_id,
+        Some(agent_span("peer").span_id)
+    );
+    assert_eq!(
+        text(agent_span("peer"), "gen_ai.agent.description").unwrap(),
+        "peer desc"
+    );
     assert!(spans.iter().all(|s| s.name != "invoke_agent top"));
+
+    // When the agent above runs (sub hands back to top), it has a span, and
+    // what it hands over to nests under it.
+    let (mut t, sink) = tracer();
+    start_at(&mut t, "i2", "sub", tree());
+    for name in ["sub", "top", "peer"] {
+        t.before_model("i2", Some(name), ModelRequest::default());
+    }
+    t.finish("i2", false);
+    let spans = sink.spans();
+    let root = spans.iter().find(|s| s.parent_span_id.is_none()).unwrap();
+    let agent_span = |name: &str| {
+        spans
+            .iter()
+            .find(|s| s.name == format!("invoke_agent {name}") && s.parent_span_id.is_some())
+            .unwrap_or_else(|| panic!("no agent span {name}"))
+    };
+    assert_eq!(agent_span("top").parent_span_id, Some(root.span_id));
+    assert_eq!(
+        agent_span("peer").parent_span_id,
+        Some(agent_span("top").span_id)
+    );
 }
 
 #[test]
