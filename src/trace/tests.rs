@@ -71,11 +71,9 @@ fn start_at(t: &mut Tracer, id: &str, root: &str, agents: Vec<AgentInfo>) {
     });
 }
 
-/// A resumed session starts at a sub-agent of the tree (beforeRunCallback's
-/// start names it): it hangs under the root; an agent above it gets a span
-/// only when it runs, and an agent outside its sub-tree nests by the tree.
-#[test]
-fn a_run_started_below_the_top_makes_no_span_for_agents_above_it_that_did_not_run() {
+/// The spans of a run started at `sub` (a resumed session's agent) in the
+/// tree top → {sub, peer → helper}, in which `models` call their models.
+fn run_started_at_sub(models: &[&str]) -> Vec<SpanData> {
     let tree = || {
         vec![
             agent("top", None, false),
@@ -85,57 +83,60 @@ fn a_run_started_below_the_top_makes_no_span_for_agents_above_it_that_did_not_ru
         ]
     };
     let (mut t, sink) = tracer();
+    // onUserMessageCallback's start names the runner's agent, beforeRunCallback's the one ADK resumes at.
     start_at(&mut t, "i1", "top", tree());
     start_at(&mut t, "i1", "sub", tree());
-    // sub hands over to peer, which hands over to helper.
-    for name in ["sub", "peer", "helper"] {
+    for name in models {
         t.before_model("i1", Some(name), ModelRequest::default());
     }
     t.finish("i1", false);
-    let spans = sink.spans();
-    let root = spans
+    sink.spans()
+}
+
+fn root_of(spans: &[SpanData]) -> &SpanData {
+    spans
         .iter()
         .find(|s| s.parent_span_id.is_none())
-        .expect("the root");
+        .expect("the root")
+}
+
+fn agent_span<'a>(spans: &'a [SpanData], name: &str) -> &'a SpanData {
+    spans
+        .iter()
+        .find(|s| s.name == format!("invoke_agent {name}") && s.parent_span_id.is_some())
+        .unwrap_or_else(|| panic!("no agent span {name}"))
+}
+
+/// A resumed run hangs under its root; an agent above it gets a span only
+/// when it runs, and an agent outside its sub-tree nests by the tree.
+#[test]
+fn a_run_started_below_the_top_makes_no_span_for_agents_above_it_that_did_not_run() {
+    // sub hands over to its peer, which hands over to helper.
+    let spans = run_started_at_sub(&["sub", "peer", "helper"]);
+    let root = root_of(&spans);
     assert_eq!(root.name, "invoke_agent sub");
-    let agent_span = |name: &str| {
-        spans
-            .iter()
-            .find(|s| s.name == format!("invoke_agent {name}") && s.parent_span_id.is_some())
-            .unwrap_or_else(|| panic!("no agent span {name}"))
-    };
-    assert_eq!(agent_span("sub").parent_span_id, Some(root.span_id));
-    assert_eq!(agent_span("peer").parent_span_id, Some(root.span_id));
+    assert_eq!(agent_span(&spans, "sub").parent_span_id, Some(root.span_id));
     assert_eq!(
-        agent_span("helper").parent_span_id,
-        Some(agent_span("peer").span_id)
+        agent_span(&spans, "peer").parent_span_id,
+        Some(root.span_id)
     );
     assert_eq!(
-        text(agent_span("peer"), "gen_ai.agent.description").unwrap(),
+        agent_span(&spans, "helper").parent_span_id,
+        Some(agent_span(&spans, "peer").span_id)
+    );
+    assert_eq!(
+        text(agent_span(&spans, "peer"), "gen_ai.agent.description").unwrap(),
         "peer desc"
     );
     assert!(spans.iter().all(|s| s.name != "invoke_agent top"));
-
-    // When the agent above runs (sub hands back to top), it has a span, and
-    // what it hands over to nests under it.
-    let (mut t, sink) = tracer();
-    start_at(&mut t, "i2", "sub", tree());
-    for name in ["sub", "top", "peer"] {
-        t.before_model("i2", Some(name), ModelRequest::default());
-    }
-    t.finish("i2", false);
-    let spans = sink.spans();
-    let root = spans.iter().find(|s| s.parent_span_id.is_none()).unwrap();
-    let agent_span = |name: &str| {
-        spans
-            .iter()
-            .find(|s| s.name == format!("invoke_agent {name}") && s.parent_span_id.is_some())
-            .unwrap_or_else(|| panic!("no agent span {name}"))
-    };
-    assert_eq!(agent_span("top").parent_span_id, Some(root.span_id));
+    // sub hands back to top, which runs: its span, and what it hands over
+    // to nests under it.
+    let spans = run_started_at_sub(&["sub", "top", "peer"]);
+    let root = root_of(&spans);
+    assert_eq!(agent_span(&spans, "top").parent_span_id, Some(root.span_id));
     assert_eq!(
-        agent_span("peer").parent_span_id,
-        Some(agent_span("top").span_id)
+        agent_span(&spans, "peer").parent_span_id,
+        Some(agent_span(&spans, "top").span_id)
     );
 }
 
