@@ -570,6 +570,7 @@ class TracingPlugin {
     this._lastStart = undefined
     this._lastUserContent = undefined
     this._lastParent = undefined
+    this._lastAgent = undefined
     this._join = options.joinActiveTrace ?? true
     this._treeless = new Set()
     // Root agent -> its flat tree and that tree's handle in the native
@@ -663,6 +664,21 @@ class TracingPlugin {
     if (typeof id !== 'string') return
     noteInvocationStarted(id)
     pinned.add(this)
+    // beforeRunCallback follows onUserMessageCallback for the same run: the
+    // second call only adds what changed (a plugin may replace the message;
+    // ADK moves ic.agent to a resumed session's agent in between).
+    const again = this._lastStart === id
+    // A run of this package's AgentTool: a child of the call that started it.
+    const caller = again ? undefined : callerOf(ic)
+    // joinActiveTrace: else the span active now (ADK runs both start
+    // callbacks in the same context) becomes the root's parent, in its trace.
+    const parent = this._join && caller === undefined ? activeSpanContext() : undefined
+    const agent = ic.agent
+    if (again && userContent === this._lastUserContent && parent === this._lastParent && agent === this._lastAgent) return
+    this._lastStart = id
+    this._lastUserContent = userContent
+    this._lastParent = parent
+    this._lastAgent = agent
     // The root is the agent that runs, ic.agent (not the top of its tree:
     // an AgentTool's agent, a runner over a sub-agent). By
     // beforeRunCallback ADK has moved it to the agent a resumed session
@@ -671,21 +687,7 @@ class TracingPlugin {
     // may interleave).
     const open = this._open
     const known = open.has(id)
-    const agent = ic.agent
-    const here = agent !== null && typeof agent === 'object' ? agent : undefined
-    const root = here ?? open.get(id)
-    // beforeRunCallback follows onUserMessageCallback for the same run: the
-    // second call only adds what changed (a plugin may replace the message).
-    const again = this._lastStart === id
-    // A run of this package's AgentTool: a child of the call that started it.
-    const caller = again ? undefined : callerOf(ic)
-    // joinActiveTrace: else the span active now (ADK runs both start
-    // callbacks in the same context) becomes the root's parent, in its trace.
-    const parent = this._join && caller === undefined ? activeSpanContext() : undefined
-    if (again && userContent === this._lastUserContent && parent === this._lastParent && root === open.get(id)) return
-    this._lastStart = id
-    this._lastUserContent = userContent
-    this._lastParent = parent
+    const root = (agent !== null && typeof agent === 'object' ? agent : undefined) ?? open.get(id)
     if (!known && open.size >= this._maxOpen) this.finishInterruptedInvocation(open.keys().next().value)
     open.set(id, root)
     const rules = readEnvRules()
