@@ -200,7 +200,7 @@ impl NoExportKind {
 }
 
 impl NoExportWarning {
-    fn new(kind: NoExportKind, text: String) -> Self {
+    pub fn new(kind: NoExportKind, text: String) -> Self {
         NoExportWarning { kind, text }
     }
 }

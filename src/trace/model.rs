@@ -183,19 +183,18 @@ impl Tracer {
             inv.common(&mut root, "invoke_agent");
             inv.root = root;
         }
-        if let Some(name) = non_empty(&run.root_name) {
+        let named = non_empty(&run.root_name);
+        if let Some(name) = named {
             inv.root_agent = Some(name.to_string());
+            inv.root.name = format!("invoke_agent {name}");
+            inv.root.set_str("gen_ai.agent.name", name);
         }
         let root = &mut inv.root;
-        if let Some(name) = non_empty(&run.root_name) {
-            root.name = format!("invoke_agent {name}");
-            root.set_str("gen_ai.agent.name", name);
-        }
         match &run.root_description {
             Some(d) => root.set_str("gen_ai.agent.description", d.as_str()),
             // A repeated start naming another agent (a resumed session's)
             // keeps no description of the first.
-            None if non_empty(&run.root_name).is_some() => root.remove("gen_ai.agent.description"),
+            None if named.is_some() => root.remove("gen_ai.agent.description"),
             None => {}
         }
         if let Some(a) = &run.app_name {

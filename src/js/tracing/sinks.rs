@@ -81,10 +81,7 @@ pub fn sinks_for(
                 Err(message) => Sinks {
                     sink: Arc::new(NoopSink),
                     memory: None,
-                    warning: Some(NoExportWarning {
-                        kind: NoExportKind::StartFailed,
-                        text: message,
-                    }),
+                    warning: Some(NoExportWarning::new(NoExportKind::StartFailed, message)),
                     deliver_at_exit: false,
                     prints: false,
                 },
