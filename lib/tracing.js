@@ -478,6 +478,8 @@ const SEEN_PER_INVOCATION = 64
 // Agent trees a tracer keeps, each sent once (src/js/tracing/records.rs
 // has the same bound).
 const MAX_TREES = 64
+/** What a run without an agent (a Workflow root) has of a tree. */
+const NO_TREE = Object.freeze({ handle: 0, flat: undefined })
 
 /** Whether the run of `ic` streams (SSE): a model call may then answer in
  * several non-partial responses. */
@@ -696,12 +698,11 @@ class TracingPlugin {
     // The whole tree the root agent belongs to: a resumed session's agent
     // may hand over to its parent or a peer (the span model makes no span
     // for an agent above the root agent that did not run).
-    const top = rootOf(root)
-    const tree = this._treeHandle(top)
+    const tree = this._treeOf(rootOf(root))
     const session = ic.session
     // Everything is read before the record is written: a throwing getter
     // must not leave half a record.
-    const flat = tree === 0 ? flattenAgentTree(top) : undefined
+    const flat = tree.handle === 0 ? tree.flat : undefined
     const userJson = capture && userContent != null ? safeJson(userContent) : undefined
     const vertex = (rules & VERTEX_RULE) !== 0
     const sampled = parent === undefined ? undefined : (parent.traceFlags & 1) === 1
@@ -719,7 +720,7 @@ class TracingPlugin {
     pendingSince = undefined
     beforeExitFlushes = 0
     const r = this._r
-    r.start(id, sessionId, appName, userId, rootName, rootDescription, tree, flat, userJson, capture, vertex, traceId, spanId, sampled, isRemote, traceState, streaming)
+    r.start(id, sessionId, appName, userId, rootName, rootDescription, tree.handle, flat, userJson, capture, vertex, traceId, spanId, sampled, isRemote, traceState, streaming)
     if (caller !== undefined) {
       const callers = this._callers
       if (callers.size >= this._maxOpen) callers.delete(callers.values().next().value)
@@ -1114,9 +1115,9 @@ class TracingPlugin {
     this._r.addAgents(id, flattenAgentTree(root))
   }
 
-  /** The native handle of `root`'s flattened tree (0: pass it whole). */
-  _treeHandle(root) {
-    if (root === undefined || root === null || typeof root !== 'object') return 0
+  /** `root`'s flattened tree and its native handle (0: pass the tree whole). */
+  _treeOf(root) {
+    if (root === undefined || root === null || typeof root !== 'object') return NO_TREE
     // Read first: a throwing getter must not use up a handle.
     const flat = flattenAgentTree(root)
     let known = this._trees.get(root)
@@ -1130,7 +1131,7 @@ class TracingPlugin {
       known = { handle, flat }
       this._trees.set(root, known)
     }
-    return known.handle
+    return known
   }
 
   _forget(id) {

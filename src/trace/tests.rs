@@ -23,12 +23,18 @@ fn agent(name: &str, parent: Option<&str>, sequential: bool) -> AgentInfo {
 }
 
 fn start(t: &mut Tracer, id: &str, agents: Vec<AgentInfo>) {
+    let root = agents.first().map(|a| a.name.clone());
+    start_named(t, id, root, agents);
+}
+
+/// A run whose root is named `root` (the agent it starts at).
+fn start_named(t: &mut Tracer, id: &str, root: Option<String>, agents: Vec<AgentInfo>) {
     t.start(RunStart {
         invocation_id: id.into(),
         session_id: Some("s1".into()),
         app_name: Some("app".into()),
         user_id: Some("u".into()),
-        root_name: agents.first().map(|a| a.name.clone()),
+        root_name: root,
         root_description: None,
         agents,
         user_content: Some(r#"{"role":"user","parts":[{"text":"hi"}]}"#.into()),
@@ -56,21 +62,6 @@ fn response(id: &str, name: &str, json: &str) -> EventInfo {
     }
 }
 
-fn start_at(t: &mut Tracer, id: &str, root: &str, agents: Vec<AgentInfo>) {
-    t.start(RunStart {
-        invocation_id: id.into(),
-        root_name: Some(root.into()),
-        root_description: None,
-        agents,
-        settings: RunSettings::default(),
-        session_id: None,
-        app_name: None,
-        user_id: None,
-        user_content: None,
-        remote_parent: None,
-    });
-}
-
 /// The spans of a run started at `sub` (a resumed session's agent) in the
 /// tree top → {sub, peer → helper}, in which `models` call their models.
 fn run_started_at_sub(models: &[&str]) -> Vec<SpanData> {
@@ -84,8 +75,8 @@ fn run_started_at_sub(models: &[&str]) -> Vec<SpanData> {
     };
     let (mut t, sink) = tracer();
     // onUserMessageCallback's start names the runner's agent, beforeRunCallback's the one ADK resumes at.
-    start_at(&mut t, "i1", "top", tree());
-    start_at(&mut t, "i1", "sub", tree());
+    start_named(&mut t, "i1", Some("top".into()), tree());
+    start_named(&mut t, "i1", Some("sub".into()), tree());
     for name in models {
         t.before_model("i1", Some(name), ModelRequest::default());
     }
