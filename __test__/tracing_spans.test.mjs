@@ -253,6 +253,44 @@ test('an ADK 2.0.0 Workflow root is traced under a root named invoke_agent', nee
   assert.equal(tracing.openInvocationCount, 0)
 })
 
+test('a Workflow agent node ends its span when the node completes, not at the run end', needsAdk2, async () => {
+  // ADK 2.0.0 dispatches no agent callbacks for a Workflow's agents; the
+  // node callbacks say when one finished (tracing.md, "do better" 4).
+  const first = agent('first', [call('add', { a: 1, b: 2 }), 'three'], { tools: [addTool()] })
+  const later = async () => {
+    await new Promise((resolve) => setTimeout(resolve, 30))
+    return 'second says'
+  }
+  const second = agent('second', [later])
+  const step = function step() {
+    return 'stepped'
+  }
+  const wf = new Workflow({ name: 'wf', edges: [[START, first], [first, step], [step, second]] })
+  const { tracing, runner } = traced(wf)
+  await runOnce(runner)
+  const spans = tracing.getFinishedSpans()
+  const root = rootOf(spans)
+  const a = one(spans, 'invoke_agent first')
+  const b = one(spans, 'invoke_agent second')
+  const chats = byName(spans, 'chat scripted-model')
+  assert.equal(chats.length, 3)
+  assert.equal(chats[2].parentSpanId, b.spanId)
+  // 'first' ended when its node completed: before 'second' began, its tool
+  // span and chats inside it
+  assert.ok(a.endTimeUnixNano <= chats[2].startTimeUnixNano)
+  assert.ok(one(spans, 'execute_tool add').endTimeUnixNano <= a.endTimeUnixNano)
+  for (const c of chats.slice(0, 2)) assert.ok(c.endTimeUnixNano <= a.endTimeUnixNano)
+  assert.ok(spans.indexOf(a) < spans.indexOf(chats[2]))
+  // the function node has no span; nothing is flagged interrupted
+  assert.deepEqual(
+    spans.map((s) => s.name).sort(),
+    ['chat scripted-model', 'chat scripted-model', 'chat scripted-model', 'execute_tool add', 'invoke_agent', 'invoke_agent first', 'invoke_agent second'],
+  )
+  for (const s of spans) assert.equal(s.attributes['weave.google_adk.interrupted'], undefined)
+  assert.equal(spans.at(-1), root)
+  assert.equal(tracing.openInvocationCount, 0)
+})
+
 test('a loop re-run of an agent opens a fresh agent span per iteration', async () => {
   const { LoopAgent } = await import('@google/adk')
   const first = agent('drafter', ['draft 1', 'draft 2'])

@@ -830,6 +830,29 @@ class TracingPlugin {
     return PASS
   }
 
+  // ADK 2.0.0 runs a Workflow's agents as nodes and dispatches no agent
+  // callbacks for them. An agent node's afterNodeCallback is that agent
+  // demonstrably finished (tracing.md, "do better" 4): its span ends then,
+  // not at the run's end. Other nodes (functions, tools) have no span.
+  afterNodeCallback(params) {
+    if (this._stopped) return PASS
+    try {
+      const node = params?.node
+      // An agent: a BaseAgent has findAgent (how tracing.md looks agents up).
+      if (node === null || typeof node !== 'object' || typeof node.findAgent !== 'function') return PASS
+      const id = invocationIdOf(params.nodeContext)
+      const name = str(node.name)
+      if (id !== undefined && name !== undefined && name !== '') {
+        const r = this._r
+        r.agent(R.AGENT_NODE_DONE, id, name)
+        this._handOverSoon()
+      }
+    } catch (e) {
+      problem('afterNodeCallback', e)
+    }
+    return PASS
+  }
+
   beforeModelCallback(params) {
     if (this._stopped) return PASS
     let history

@@ -30,6 +30,7 @@ const ADD_AGENTS = 13
 const FORGET_HISTORY = 14
 const SUPPLY_SEEN = 15
 const REGISTER_TREE = 16
+const AGENT_NODE_DONE = 17
 
 /** Strings longer than this go on their own. */
 const BIG = 1024
@@ -168,7 +169,7 @@ class Records {
     this.flag(streams)
   }
 
-  /** `kind`: BEFORE_AGENT or AFTER_AGENT. */
+  /** `kind`: BEFORE_AGENT, AFTER_AGENT or AGENT_NODE_DONE. */
   agent(kind, id, name) {
     this.begin(kind, 2)
     this.key(id)
@@ -364,4 +365,4 @@ class Records {
   }
 }
 
-module.exports = { Records, BEFORE_AGENT, AFTER_AGENT, BEFORE_TOOL, AFTER_TOOL, TOOL_ERROR }
+module.exports = { Records, BEFORE_AGENT, AFTER_AGENT, AGENT_NODE_DONE, BEFORE_TOOL, AFTER_TOOL, TOOL_ERROR }

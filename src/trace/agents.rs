@@ -146,6 +146,25 @@ fn end_subtree_if_idle(inv: &mut Invocation, top: &str, ended: &mut Vec<SpanData
     true
 }
 
+/// A Workflow's agent node completed (afterNodeCallback): that agent
+/// demonstrably finished, and so did the agents it ran. Their streamed model
+/// calls end, then their spans (children first) unless a model or tool call
+/// of theirs is still open (a long-running tool's: the run's end closes it).
+pub fn end_finished_node(inv: &mut Invocation, name: &str, ended: &mut Vec<SpanData>) {
+    if inv.agent_span_id(name).is_none() {
+        return;
+    }
+    let mut i = inv.streamed.len();
+    while i > 0 {
+        i -= 1;
+        if inv.is_under(&inv.streamed[i].0, name) {
+            let (_, turn) = inv.streamed.remove(i);
+            ended.push(turn.finish(inv.trace_id, inv.capture, inv.limit, None));
+        }
+    }
+    end_subtree_if_idle(inv, name, ended);
+}
+
 /// In a sequential parent, a child becoming active means its open siblings
 /// finished: end their subtrees (children first) unless still busy.
 fn close_finished_siblings(

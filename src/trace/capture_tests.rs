@@ -191,6 +191,26 @@ fn streamed_calls_end_with_a_model_error_the_agent_or_the_run() {
 }
 
 #[test]
+fn a_completed_agent_node_ends_its_streamed_call_first() {
+    let (mut t, sink) = started_streaming(&[("a", None, false), ("b", Some("a"), false)]);
+    t.before_model("i1", Some("b"), ModelRequest::default());
+    t.after_model(
+        "i1",
+        Some("b"),
+        streamed_response(None, [None; 5], Some(r#"{"parts":[{"text":"x"}]}"#)),
+    );
+    // b's node completed (a Workflow's afterNodeCallback): its call is over.
+    t.agent_node_done("i1", "b");
+    let spans = sink.spans();
+    let names: Vec<&str> = spans.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["chat unknown", "invoke_agent b"]);
+    assert!(spans[0].attribute(INTERRUPTED).is_none());
+    assert!(text(&spans[0], "gen_ai.output.messages")
+        .unwrap()
+        .contains("\"x\""));
+}
+
+#[test]
 fn a_streamed_call_the_model_finished_is_complete_in_an_interrupted_run() {
     let (mut t, sink) = started_streaming(&[("a", None, false)]);
     t.before_model("i1", Some("a"), ModelRequest::default());

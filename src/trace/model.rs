@@ -2,7 +2,7 @@
 //! finished spans handed to a `SpanSink`. Every method is cheap and never
 //! panics on odd input; heavy JSON work is deferred (genai.rs).
 
-use super::agents::{end_agents_under, ensure_agent_in, note_run_state};
+use super::agents::{end_agents_under, end_finished_node, ensure_agent_in, note_run_state};
 use super::attributes::{apply_tool_outcome, deferred, ConfigCache};
 use super::fast_map::FastMap;
 use super::genai::MessageShape;
@@ -385,6 +385,18 @@ impl Tracer {
         };
         for data in turn.into_iter().chain(agent) {
             self.emit(data);
+        }
+    }
+
+    /// A Workflow node that is an agent completed (afterNodeCallback):
+    /// ADK 2.0.0 dispatches no agent callbacks for it, and this is when it
+    /// demonstrably finished (agents.rs `end_finished_node`).
+    pub fn agent_node_done(&mut self, inv_id: &str, name: &str) {
+        let Some(inv) = self.inv(inv_id) else { return };
+        let mut ended = Vec::new();
+        end_finished_node(inv, name, &mut ended);
+        for s in ended {
+            self.emit(s);
         }
     }
 

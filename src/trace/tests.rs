@@ -371,6 +371,43 @@ fn sequential_siblings_close_and_unknown_agents_nest_under_tools() {
 }
 
 #[test]
+fn a_completed_agent_node_ends_its_subtree_children_first_unless_busy() {
+    // A Workflow's nodes (wf) with a node agent `a` that hands over to `a1`.
+    let (mut t, sink) = tracer();
+    start_named(
+        &mut t,
+        "i1",
+        None,
+        vec![
+            agent("a", None, false),
+            agent("a1", Some("a"), false),
+            agent("b", None, false),
+        ],
+    );
+    t.before_model("i1", Some("a1"), ModelRequest::default());
+    t.after_model("i1", Some("a1"), ModelResponse::default());
+    t.before_model("i1", Some("b"), ModelRequest::default());
+    // A node still calling its model has not finished: nothing ends.
+    t.agent_node_done("i1", "b");
+    t.agent_node_done("i1", "a");
+    let names: Vec<String> = sink.spans().iter().map(|s| s.name.clone()).collect();
+    assert_eq!(names, ["chat unknown", "invoke_agent a1", "invoke_agent a"]);
+    // An unknown name, or an agent with no open span, changes nothing.
+    t.agent_node_done("i1", "zz");
+    t.agent_node_done("i1", "a");
+    assert_eq!(sink.spans().len(), 3);
+    t.after_model("i1", Some("b"), ModelResponse::default());
+    t.agent_node_done("i1", "b");
+    assert_eq!(sink.spans()[4].name, "invoke_agent b");
+    // Its next run (a loop in the graph) opens a fresh span.
+    t.before_model("i1", Some("a"), ModelRequest::default());
+    t.finish("i1", false);
+    let spans = sink.spans();
+    assert_eq!(named(&spans, "invoke_agent a").len(), 2);
+    assert_eq!(t.open_count(), 0);
+}
+
+#[test]
 fn an_unknown_agent_gets_a_span_under_each_call_that_ran_it_ending_within_it() {
     // Calls in turns of their own, or in one turn: ADK runs a turn's calls
     // one after another, then sends one event with both responses.

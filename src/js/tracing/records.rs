@@ -45,6 +45,7 @@ const ADD_AGENTS: f64 = 13.0;
 const FORGET_HISTORY: f64 = 14.0;
 const SUPPLY_SEEN: f64 = 15.0;
 const REGISTER_TREE: f64 = 16.0;
+const AGENT_NODE_DONE: f64 = 17.0;
 
 /// How many agent trees one tracer remembers (one per root agent object);
 /// lib/tracing.js numbers them and sends the flat tree when none is free.
@@ -191,6 +192,12 @@ fn apply_one(
                     s.tracer.after_agent(&id, agent.as_deref())
                 }
             });
+        }
+        AGENT_NODE_DONE => {
+            let agent = f.key()?;
+            if let Some(agent) = agent {
+                at_time(time, || s.tracer.agent_node_done(&id, &agent));
+            }
         }
         BEFORE_MODEL => {
             let agent = f.key()?;
