@@ -89,6 +89,8 @@ for (const guarded of [true, false]) {
 }
 
 test('runGuarded yields what runAsync yields and a drained run keeps no counts', async () => {
+  // api.md lists it as an async generator (function).
+  assert.equal(Object.getPrototypeOf(runGuarded), Object.getPrototypeOf(async function* () {}));
   const plugin = new ReflectAndRetryToolPlugin({ throwExceptionIfRetryExceeded: false, maxRetries: 1 });
   const llm = new ScriptedLlm([call('t'), call('t'), 'done']);
   const runner = new InMemoryRunner({ agent: new LlmAgent({ name: 'a', model: llm, tools: [failingTool()] }), plugins: [plugin] });

@@ -155,8 +155,10 @@ async function* guarded(runner, start) {
   }
 }
 
-function runGuarded(runner, request) {
-  return guarded(runner, (store) => {
+// An async generator function, as api.md lists it: `yield*` hands the
+// consumer's return() and throw() on to the guard's own finally.
+async function* runGuarded(runner, request) {
+  return yield* guarded(runner, (store) => {
     store.delegatesTo = runner
     try {
       return runner.runAsync(request)
