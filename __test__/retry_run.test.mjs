@@ -152,6 +152,42 @@ test('a hallucinated tool name gets guidance, then the real tool is called; decl
   );
 });
 
+test('a tool an agent callback adds the ADK way (processLlmRequest) still works, and an unknown name is still answered', async () => {
+  const extra = scriptedTool('extra', [{ v: 42 }]);
+  const llm = new ScriptedLlm([call('extra'), call('ghost'), 'done']);
+  const agent = new LlmAgent({
+    name: 'agent',
+    model: llm,
+    tools: [scriptedTool('base')],
+    // Runs after the plugins' beforeModelCallback, on the same request.
+    beforeModelCallback: async ({ context, request }) => {
+      await extra.processLlmRequest({ toolContext: context, llmRequest: request });
+      return undefined;
+    },
+  });
+  const runner = new InMemoryRunner({ agent, plugins: [new ReflectAndRetryToolPlugin()], appName: 'app' });
+  const { events } = await runOnce(runner);
+  assert.deepEqual(events.filter((e) => e.errorCode).map((e) => e.errorMessage), []);
+  assert.deepEqual(extra.calls, [{}]);
+  const got = answers(llm);
+  assert.deepEqual(got[0], [{ v: 42 }]);
+  const msg = 'Function ghost is not found in the toolsDict.';
+  assert.deepEqual(got[1], [handled('Error', msg, 1, retryText('ghost', `Error: ${msg}`, args({}), 1, 3))]);
+});
+
+test("an unknown name is answered when an earlier plugin answered afterModelCallback (the event arms the request's tools)", async () => {
+  class Rewrite extends BasePlugin {
+    async afterModelCallback({ llmResponse }) {
+      return { ...llmResponse };
+    }
+  }
+  const { llm, runner } = setup({ script: [call('ghost'), 'done'], tools: [scriptedTool('real')], plugins: [new Rewrite('rewrite'), new ReflectAndRetryToolPlugin()] });
+  const { events } = await runOnce(runner);
+  assert.deepEqual(events.filter((e) => e.errorCode).map((e) => e.errorMessage), []);
+  const msg = 'Function ghost is not found in the toolsDict.';
+  assert.deepEqual(answers(llm)[0], [handled('Error', msg, 1, retryText('ghost', `Error: ${msg}`, args({}), 1, 3))]);
+});
+
 test('without the plugin ADK 2.0.0 leaves an unknown name unanswered (the gap the plugin closes)', async () => {
   const { llm, runner } = setup({ script: [call('ghost'), 'x'], tools: [scriptedTool('real')] });
   const { events } = await runOnce(runner);
