@@ -154,6 +154,18 @@ describe('configuration from the environment (child processes)', { concurrency: 
       assert.ok(gap < 400 + 1200 + margin(1400), `the attempt was cut at 400 ms, then one backoff: ${gap} ms`)
     }))
 
+  test('OTEL_TRACES_EXPORTER=console,otlp: every span is printed and sent', () =>
+    withReceiver({}, async (rx) => {
+      const r = await runChild('otlp_child.mjs', [JSON.stringify({ batch: FAST })], {
+        env: cleanEnv({ OTEL_TRACES_EXPORTER: 'otlp , console', OTEL_EXPORTER_OTLP_ENDPOINT: rx.url, NO_COLOR: '1' }),
+        timeoutMs: 30_000,
+      })
+      assert.equal(r.code, 0, `child failed:\n${r.stderr}`)
+      assertDelivered(rx, '/v1/traces')
+      for (const span of rx.spans) assert.ok(r.stdout.includes(span.name), `printed: ${span.name}\n${r.stdout}`)
+      assert.deepEqual(r.json.warnings, [])
+    }))
+
   test('OTEL_TRACES_EXPORTER=none: nothing is sent, nothing warned', () =>
     withReceiver({}, async (rx) => {
       const out = await child({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: rx.url })

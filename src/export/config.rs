@@ -165,6 +165,8 @@ pub enum ExporterChoice {
     Console,
     Memory,
     Otlp(Box<OtlpConfig>),
+    /// `OTEL_TRACES_EXPORTER` lists both: every span goes to each.
+    ConsoleAndOtlp(Box<OtlpConfig>),
 }
 
 /// Why nothing is exported, and the kind of problem: tracing.md warns
@@ -309,7 +311,7 @@ Weave endpoint itself; pass one of them."
         let explicit_otlp = exporter == Some("otlp");
         if !explicit_otlp {
             match env_exporter(env) {
-                EnvExporter::Otlp => {}
+                EnvExporter::Otlp | EnvExporter::ConsoleAndOtlp => {}
                 EnvExporter::Console => return Ok(ExporterChoice::Console),
                 EnvExporter::None => return Ok(ExporterChoice::None { warning: None }),
                 EnvExporter::Unsupported(v) => {
@@ -326,7 +328,11 @@ console or none); no spans are exported."
                 EnvExporter::Unset => {}
             }
         }
-        let explicitly_on = explicit_otlp || env_exporter(env) == EnvExporter::Otlp;
+        let explicitly_on = explicit_otlp
+            || matches!(
+                env_exporter(env),
+                EnvExporter::Otlp | EnvExporter::ConsoleAndOtlp
+            );
         let endpoint = match env_endpoint(env) {
             Some(Ok(url)) => url,
             Some(Err(msg)) => {
@@ -378,7 +384,12 @@ console or none); no spans are exported."
     }
     let resource_attributes = resolve_resource(options, env, &mut warnings)?;
     let (request_timeout_millis, gzip) = resolve_transport(env, &endpoint, &mut warnings);
-    Ok(ExporterChoice::Otlp(Box::new(OtlpConfig {
+    // Only the environment lists exporters: options name one.
+    let with_console = options.weave.is_none()
+        && options.endpoint.is_none()
+        && exporter != Some("otlp")
+        && env_exporter(env) == EnvExporter::ConsoleAndOtlp;
+    let config = Box::new(OtlpConfig {
         endpoint,
         headers,
         resource_attributes,
@@ -393,7 +404,12 @@ console or none); no spans are exported."
         secrets,
         warnings,
         on_warning: None,
-    })))
+    });
+    Ok(if with_console {
+        ExporterChoice::ConsoleAndOtlp(config)
+    } else {
+        ExporterChoice::Otlp(config)
+    })
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -401,11 +417,14 @@ enum EnvExporter {
     Unset,
     Otlp,
     Console,
+    ConsoleAndOtlp,
     None,
     Unsupported(String),
 }
 
-/// OTEL_TRACES_EXPORTER: a comma-separated list; the first value we support wins.
+/// OTEL_TRACES_EXPORTER: a comma-separated list of exporters, each of which
+/// gets every span (as the OpenTelemetry SDKs read it); values this package
+/// lacks are skipped while one it has is listed.
 fn env_exporter(env: Env<'_>) -> EnvExporter {
     let Some(raw) = var(env, "OTEL_TRACES_EXPORTER") else {
         return EnvExporter::Unset;
@@ -415,14 +434,14 @@ fn env_exporter(env: Env<'_>) -> EnvExporter {
         .map(|v| v.trim().to_ascii_lowercase())
         .filter(|v| !v.is_empty())
         .collect();
-    for v in &values {
-        match v.as_str() {
-            "otlp" => return EnvExporter::Otlp,
-            "console" => return EnvExporter::Console,
-            _ => {}
-        }
+    let listed = |name: &str| values.iter().any(|v| v == name);
+    match (listed("console"), listed("otlp")) {
+        (true, true) => return EnvExporter::ConsoleAndOtlp,
+        (true, false) => return EnvExporter::Console,
+        (false, true) => return EnvExporter::Otlp,
+        (false, false) => {}
     }
-    if values.iter().any(|v| v == "none") {
+    if listed("none") {
         EnvExporter::None
     } else {
         EnvExporter::Unsupported(raw)

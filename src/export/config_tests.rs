@@ -403,7 +403,7 @@ fn env_traces_exporter_values() {
         &env_of(&[("OTEL_TRACES_EXPORTER", "otlp")]),
     ));
     assert_eq!(c.endpoint, "http://localhost:4318/v1/traces");
-    // A list: the first supported value wins.
+    // A list: each listed exporter this package has, the others skipped.
     let c = resolve(
         &ExportOptions::default(),
         &env_of(&[
@@ -412,6 +412,35 @@ fn env_traces_exporter_values() {
         ]),
     );
     assert!(matches!(c, Ok(ExporterChoice::Console)));
+    for list in ["console,otlp", " OTLP , zipkin,console"] {
+        match resolve(
+            &ExportOptions::default(),
+            &env_of(&[("OTEL_TRACES_EXPORTER", list)]),
+        ) {
+            Ok(ExporterChoice::ConsoleAndOtlp(c)) => {
+                assert_eq!(c.endpoint, "http://localhost:4318/v1/traces")
+            }
+            other => panic!("{list}: {other:?}"),
+        }
+    }
+    // Options name one exporter: the environment's list does not add one.
+    let endpoint = ExportOptions {
+        endpoint: Some("http://c:4318/v1/traces".into()),
+        ..ExportOptions::default()
+    };
+    let both = env_of(&[("OTEL_TRACES_EXPORTER", "console,otlp")]);
+    assert!(matches!(
+        resolve(&endpoint, &both),
+        Ok(ExporterChoice::Otlp(_))
+    ));
+    let otlp_only = ExportOptions {
+        exporter: Some("otlp".into()),
+        ..ExportOptions::default()
+    };
+    assert!(matches!(
+        resolve(&otlp_only, &both),
+        Ok(ExporterChoice::Otlp(_))
+    ));
     match resolve(
         &ExportOptions::default(),
         &env_of(&[("OTEL_TRACES_EXPORTER", "jaeger")]),

@@ -5,3 +5,4 @@ pub mod config;
 pub mod console;
 pub mod memory;
 pub mod otlp;
+pub mod tee;

@@ -3,7 +3,8 @@
 //! OTLP/HTTP with retries. The span model's thread encodes each span's own
 //! fields (`prepared`) and pushes it onto the queue.
 //!
-//! Wiring (napi layer): `resolve` gives `ExporterChoice::Otlp(config)`; set
+//! Wiring (napi layer): `resolve` gives `ExporterChoice::Otlp(config)` (or
+//! `ConsoleAndOtlp`, which a tee also hands the console exporter); set
 //! `config.on_warning` to a thread-safe bridge to `process.emitWarning` (it is
 //! called on the exporter thread), or leave it `None` and drain
 //! `take_warnings()` now and then. Either way the

@@ -1,9 +1,12 @@
 //! Picks the span sink for a resolved exporter choice.
 
-use crate::export::config::{Env, ExporterChoice, NoExportKind, NoExportWarning, WarningHook};
+use crate::export::config::{
+    Env, ExporterChoice, NoExportKind, NoExportWarning, OtlpConfig, WarningHook,
+};
 use crate::export::console::{color_enabled, ConsoleSink};
 use crate::export::memory::MemorySink;
 use crate::export::otlp::OtlpSink;
+use crate::export::tee::TeeSink;
 use crate::trace::sink::SpanSink;
 use crate::trace::span::SpanData;
 use std::sync::Arc;
@@ -52,7 +55,7 @@ pub fn sinks_for(
             }
         }
         ExporterChoice::Console => Sinks {
-            sink: Arc::new(ConsoleSink::new(color_enabled(stdout_is_tty, env))),
+            sink: console(stdout_is_tty, env),
             memory: None,
             warning: None,
             deliver_at_exit: true,
@@ -65,27 +68,55 @@ pub fn sinks_for(
             deliver_at_exit: false,
             prints: false,
         },
-        // Its warnings (resolution and delivery) go to `on_warning`; without
-        // one, `NativeTracer::take_warnings` drains them.
-        ExporterChoice::Otlp(config) => {
-            let mut config = *config;
-            config.on_warning = on_warning;
-            match OtlpSink::start(config) {
-                Ok(sink) => Sinks {
-                    sink: Arc::new(sink),
-                    memory: None,
-                    warning: None,
-                    deliver_at_exit: true,
-                    prints: false,
-                },
-                Err(message) => Sinks {
-                    sink: Arc::new(NoopSink),
-                    memory: None,
-                    warning: Some(NoExportWarning::new(NoExportKind::StartFailed, message)),
-                    deliver_at_exit: false,
-                    prints: false,
-                },
+        ExporterChoice::Otlp(config) => match start_otlp(*config, on_warning) {
+            Ok(sink) => Sinks {
+                sink,
+                memory: None,
+                warning: None,
+                deliver_at_exit: true,
+                prints: false,
+            },
+            Err(warning) => Sinks {
+                sink: Arc::new(NoopSink),
+                memory: None,
+                warning: Some(warning),
+                deliver_at_exit: false,
+                prints: false,
+            },
+        },
+        ExporterChoice::ConsoleAndOtlp(config) => {
+            let console = console(stdout_is_tty, env);
+            let (sink, warning) = match start_otlp(*config, on_warning) {
+                Ok(otlp) => (
+                    Arc::new(TeeSink::new(vec![console, otlp])) as Arc<dyn SpanSink>,
+                    None,
+                ),
+                Err(warning) => (console, Some(warning)),
+            };
+            Sinks {
+                sink,
+                memory: None,
+                warning,
+                deliver_at_exit: true,
+                prints: true,
             }
         }
+    }
+}
+
+fn console(stdout_is_tty: bool, env: Env<'_>) -> Arc<dyn SpanSink> {
+    Arc::new(ConsoleSink::new(color_enabled(stdout_is_tty, env)))
+}
+
+/// The OTLP exporter's thread; its warnings (resolution and delivery) go to
+/// `on_warning`, and without one `NativeTracer::take_warnings` drains them.
+fn start_otlp(
+    mut config: OtlpConfig,
+    on_warning: Option<WarningHook>,
+) -> Result<Arc<dyn SpanSink>, NoExportWarning> {
+    config.on_warning = on_warning;
+    match OtlpSink::start(config) {
+        Ok(sink) => Ok(Arc::new(sink)),
+        Err(message) => Err(NoExportWarning::new(NoExportKind::StartFailed, message)),
     }
 }
