@@ -10,10 +10,10 @@ export declare class NativeTracer {
   /**
    * Throws `InvalidArg` for a TypeError-kind option error, else a plain
    * failure; lib/tracing.js maps them to TypeError / Error.
-   * `on_warning(message)` is called (on the JavaScript thread, without
+   * `on_warning(text, kind)` is called (on the JavaScript thread, without
    * keeping the process alive) for each warning of the exporter thread.
    */
-  constructor(options: NativeTracingOptions, onWarning?: ((arg: string) => void) | undefined | null)
+  constructor(options: NativeTracingOptions, onWarning?: ((arg0: string, arg1: string) => void) | undefined | null)
   /** What the callback functions of records.rs take to find this tracer. */
   get handle(): number
   /**
@@ -64,9 +64,10 @@ export declare class NativeTracer {
   stop(): void
   /**
    * Warnings the sink raised since the last call (the OTLP exporter's
-   * come from its own thread); `None` when there are none, the usual case.
+   * come from its own thread), as `[text, kind]` pairs; `None` when there
+   * are none, the usual case.
    */
-  takeWarnings(): Array<string> | null
+  takeWarnings(): Array<[string, string]> | null
   /** api.md FinishedSpan list as JSON (times as decimal strings). */
   finishedSpansJson(): string
 }

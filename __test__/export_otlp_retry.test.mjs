@@ -191,6 +191,27 @@ describe('OTLP delivery answers', { concurrency: true }, () => {
     }
   })
 
+  test('one warning per process for one kind of problem at one collector, whatever its words and however many plugins', async () => {
+    const rx = await startReceiver({ script: [{ status: 400, body: 'first reason' }, { status: 400, body: 'second reason' }] })
+    const warnings = recordWarnings()
+    try {
+      for (let i = 0; i < 2; i++) {
+        const { plugin, runner } = traced(rx.endpoint)
+        await runWeather(runner)
+        await plugin.forceFlush()
+        await plugin.shutdown()
+      }
+      assert.deepEqual(rx.requests.map((r) => r.answer), [400, 400])
+      await settle()
+      const w = warnings.export(rx.endpoint)
+      assert.equal(w.length, 1, JSON.stringify(warnings.list))
+      assert.match(w[0].message, /HTTP 400: first reason/)
+    } finally {
+      warnings.stop()
+      await rx.stop()
+    }
+  })
+
   test('a 200 with partial_success: not sent again, the rejected spans counted, one warning with its message', async () => {
     const message = Buffer.from('2 spans were too large')
     const inner = Buffer.concat([Buffer.from([0x08, 0x02, 0x12, message.length]), message])

@@ -38,9 +38,10 @@ function warnOnce(kind, message, code = `ADK_TRACING_${kind}`) {
   }
 }
 
-/** The exporter thread's warnings arrive here (each text once per process). */
-function exportWarning(message) {
-  warnOnce(`EXPORT ${message}`, message, 'ADK_TRACING_EXPORT')
+/** The exporter thread's warnings arrive here: once per process for each
+ * kind of problem, whatever collector, endpoint or answer its text names. */
+function exportWarning(message, kind) {
+  warnOnce(`EXPORT ${typeof kind === 'string' ? kind : message}`, message, 'ADK_TRACING_EXPORT')
 }
 
 /** What a thrown value says, never throwing: the value may be a revoked
@@ -1165,7 +1166,7 @@ class TracingPlugin {
   /** Emits what the exporter thread had to say (each text once per process). */
   _drainWarnings() {
     const warnings = this._native.takeWarnings()
-    if (warnings) for (const w of warnings) exportWarning(w)
+    if (warnings) for (const [text, kind] of warnings) exportWarning(text, kind)
   }
 
   forceFlush() {

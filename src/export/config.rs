@@ -5,6 +5,7 @@
 //! The environment may be shared by many programs: a bad variable there is a
 //! warning and its default applies.
 
+use crate::trace::sink::SinkWarning;
 use base64::Engine as _;
 use std::fmt;
 use std::sync::Arc;
@@ -53,7 +54,7 @@ pub struct BatchOptions {
 
 /// Receives the exporter's warnings on the exporter thread (the napi layer
 /// forwards them to `process.emitWarning`).
-pub type WarningHook = Arc<dyn Fn(String) + Send + Sync>;
+pub type WarningHook = Arc<dyn Fn(SinkWarning) + Send + Sync>;
 
 /// Everything the OTLP exporter needs, fully resolved.
 #[derive(Clone, Default)]

@@ -1,7 +1,7 @@
 //! Hands every span to several sinks: `OTEL_TRACES_EXPORTER` may list more
 //! than one exporter (`console,otlp`), and each gets every span.
 
-use crate::trace::sink::SpanSink;
+use crate::trace::sink::{SinkWarning, SpanSink};
 use crate::trace::span::SpanData;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -57,7 +57,7 @@ impl SpanSink for TeeSink {
         self.sinks.iter().map(|s| s.dropped_count()).sum()
     }
 
-    fn take_warnings(&self) -> Vec<String> {
+    fn take_warnings(&self) -> Vec<SinkWarning> {
         self.sinks.iter().flat_map(|s| s.take_warnings()).collect()
     }
 }

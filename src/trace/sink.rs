@@ -26,7 +26,16 @@ pub trait SpanSink: Send + Sync {
     }
     /// Warnings the sink raised since the last call, for `process.emitWarning`
     /// (one per kind of problem; secrets already scrubbed).
-    fn take_warnings(&self) -> Vec<String> {
+    fn take_warnings(&self) -> Vec<SinkWarning> {
         Vec::new()
     }
+}
+
+/// A warning for the user, and the kind of problem it is: tracing.md warns
+/// "once per process for each kind of problem", whatever the details (a
+/// collector's answer, an endpoint) its text carries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SinkWarning {
+    pub kind: String,
+    pub text: String,
 }

@@ -351,7 +351,11 @@ spans are dropped. Raise batch.maxQueueSize or check that the collector at {} ke
                                 "TracingPlugin: the OTLP collector at {} rejected {rejected} of {n} \
 spans: {}",
                                 self.endpoint,
-                                if message.is_empty() { "no reason given" } else { &message }
+                                if message.is_empty() {
+                                    "no reason given".to_string()
+                                } else {
+                                    self.shared.warnings.quote(&message)
+                                }
                             ),
                         );
                     }
@@ -362,7 +366,7 @@ spans: {}",
                     let said = if body.is_empty() {
                         String::new()
                     } else {
-                        format!(": {body}")
+                        format!(": {}", self.shared.warnings.quote(&body))
                     };
                     self.shared.warnings.once(
                         &format!("status-{status}"),

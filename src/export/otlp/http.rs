@@ -111,7 +111,7 @@ impl Transport {
             },
             _ => Outcome::Rejected {
                 status,
-                body: snippet(&bytes),
+                body: one_line(&bytes),
             },
         }
     }
@@ -149,14 +149,11 @@ fn classify_error(e: &ureq::Error) -> Outcome {
 }
 
 /// The start of an error body, on one line, for a warning.
-fn snippet(bytes: &[u8]) -> String {
+/// A collector's answer on one line. Whole: a warning quoting it scrubs
+/// secrets before it cuts (`Warnings::quote`).
+fn one_line(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
-    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let mut cut: String = one_line.chars().take(200).collect();
-    if cut.len() < one_line.len() {
-        cut.push('…');
-    }
-    cut
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// `Retry-After`: delta-seconds or an HTTP date (RFC 9110 §10.2.3).
@@ -201,10 +198,7 @@ mod tests {
     }
 
     #[test]
-    fn snippets_are_one_short_line() {
-        assert_eq!(snippet(b"  bad\n\n request "), "bad request");
-        let long = "x".repeat(500);
-        let s = snippet(long.as_bytes());
-        assert_eq!(s.chars().count(), 201);
+    fn answers_are_one_line() {
+        assert_eq!(one_line(b"  bad\n\n request "), "bad request");
     }
 }

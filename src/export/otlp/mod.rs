@@ -25,7 +25,7 @@ mod warn;
 mod wire;
 
 use super::config::OtlpConfig;
-use crate::trace::sink::SpanSink;
+use crate::trace::sink::{SinkWarning, SpanSink};
 use crate::trace::span::SpanData;
 use batch::{Shared, Worker};
 use prepared::PreparedSpan;
@@ -57,8 +57,9 @@ impl OtlpSink {
             ));
         }
         let shared = Arc::new(Shared::new(&config));
+        // One per text: each names its variable and the value it refused.
         for w in &config.warnings {
-            shared.warnings.emit(w.clone());
+            shared.warnings.emit(w, w.clone());
         }
         let worker = Worker::new(Arc::clone(&shared), &config);
         let thread = std::thread::Builder::new()
@@ -106,7 +107,7 @@ impl SpanSink for OtlpSink {
     }
 
     /// Warnings not yet handed out (only when `on_warning` is not set).
-    fn take_warnings(&self) -> Vec<String> {
+    fn take_warnings(&self) -> Vec<SinkWarning> {
         self.shared.warnings.take()
     }
 

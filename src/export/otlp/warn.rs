@@ -2,7 +2,8 @@
 //! to a hook (the napi layer's `process.emitWarning` bridge) or kept for
 //! `take_warnings`.
 
-use crate::export::config::{OtlpConfig, WarningHook};
+use crate::export::config::{display_url, OtlpConfig, WarningHook};
+use crate::trace::sink::SinkWarning;
 use std::collections::HashSet;
 use std::sync::Mutex;
 
@@ -10,12 +11,16 @@ use std::sync::Mutex;
 const MAX_PENDING: usize = 64;
 /// Shorter values are not worth hiding and would garble messages.
 const MIN_SECRET_LEN: usize = 4;
+/// How much of a collector's answer a warning quotes.
+const QUOTE_CHARS: usize = 200;
 
 pub struct Warnings {
     emitted: Mutex<HashSet<String>>,
-    pending: Mutex<Vec<String>>,
+    pending: Mutex<Vec<SinkWarning>>,
     hook: Option<WarningHook>,
     secrets: Vec<String>,
+    /// The collector, as warnings show it: part of each problem's kind.
+    endpoint: String,
 }
 
 impl Warnings {
@@ -37,6 +42,7 @@ impl Warnings {
             pending: Mutex::new(Vec::new()),
             hook: config.on_warning.clone(),
             secrets,
+            endpoint: display_url(&config.endpoint),
         }
     }
 
@@ -47,15 +53,21 @@ impl Warnings {
             Err(poisoned) => poisoned.into_inner().insert(kind.to_string()),
         };
         if first {
-            self.emit(message);
+            self.emit(kind, message);
         }
     }
 
-    pub fn emit(&self, message: String) {
-        let message = self.redact(message);
+    /// `kind` names the problem for the process-wide once (lib/tracing.js),
+    /// with the collector it is about: the same answer from one collector
+    /// is warned about once, whatever its words.
+    pub fn emit(&self, kind: &str, message: String) {
+        let warning = SinkWarning {
+            kind: format!("otlp {kind} {}", self.endpoint),
+            text: self.redact(message),
+        };
         if let Some(hook) = &self.hook {
             // A panicking hook must not take the exporter thread down.
-            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(message)));
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(warning)));
             return;
         }
         let mut pending = match self.pending.lock() {
@@ -63,15 +75,26 @@ impl Warnings {
             Err(poisoned) => poisoned.into_inner(),
         };
         if pending.len() < MAX_PENDING {
-            pending.push(message);
+            pending.push(warning);
         }
     }
 
-    pub fn take(&self) -> Vec<String> {
+    pub fn take(&self) -> Vec<SinkWarning> {
         match self.pending.lock() {
             Ok(mut p) => std::mem::take(&mut *p),
             Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
         }
+    }
+
+    /// `text` (a collector's answer) as a warning quotes it: secrets scrubbed
+    /// first, then cut, so no part of a secret survives the cut.
+    pub fn quote(&self, text: &str) -> String {
+        let clean = self.redact(text.to_string());
+        let mut cut: String = clean.chars().take(QUOTE_CHARS).collect();
+        if cut.len() < clean.len() {
+            cut.push('…');
+        }
+        cut
     }
 
     pub fn redact(&self, mut message: String) -> String {

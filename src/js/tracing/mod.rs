@@ -21,7 +21,8 @@ use crate::export::config::{
 use crate::trace::ids::{from_hex, hex};
 use crate::trace::key_text;
 use crate::trace::model::{RemoteParent, Tracer};
-use napi::bindgen_prelude::{Function, Utf16String};
+use crate::trace::sink::SinkWarning;
+use napi::bindgen_prelude::{FnArgs, Function, Utf16String};
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi::{Error, JsString, Result, Status};
 use napi_derive::napi;
@@ -211,12 +212,12 @@ fn on_tracer<T: Send + 'static>(
 impl NativeTracer {
     /// Throws `InvalidArg` for a TypeError-kind option error, else a plain
     /// failure; lib/tracing.js maps them to TypeError / Error.
-    /// `on_warning(message)` is called (on the JavaScript thread, without
+    /// `on_warning(text, kind)` is called (on the JavaScript thread, without
     /// keeping the process alive) for each warning of the exporter thread.
     #[napi(constructor)]
     pub fn new(
         mut options: NativeTracingOptions,
-        on_warning: Option<Function<String, ()>>,
+        on_warning: Option<Function<FnArgs<(String, String)>, ()>>,
     ) -> Result<Self> {
         let max_open = options.max_open_invocations.unwrap_or(10_000).max(1) as usize;
         let opts = export_options(&mut options);
@@ -233,12 +234,13 @@ impl NativeTracer {
         let hook: Option<crate::export::config::WarningHook> = match on_warning {
             Some(f) => {
                 let tsfn = f
-                    .build_threadsafe_function::<String>()
+                    .build_threadsafe_function::<FnArgs<(String, String)>>()
                     .weak::<true>()
                     .callee_handled::<false>()
                     .build()?;
-                Some(Arc::new(move |message: String| {
-                    tsfn.call(message, ThreadsafeFunctionCallMode::NonBlocking);
+                Some(Arc::new(move |w: SinkWarning| {
+                    let args = FnArgs::from((w.text, w.kind));
+                    tsfn.call(args, ThreadsafeFunctionCallMode::NonBlocking);
                 }))
             }
             None => None,
@@ -390,14 +392,17 @@ impl NativeTracer {
     }
 
     /// Warnings the sink raised since the last call (the OTLP exporter's
-    /// come from its own thread); `None` when there are none, the usual case.
-    #[napi]
-    pub fn take_warnings(&mut self) -> Result<Option<Vec<String>>> {
+    /// come from its own thread), as `[text, kind]` pairs; `None` when there
+    /// are none, the usual case.
+    #[napi(ts_return_type = "Array<[string, string]> | null")]
+    pub fn take_warnings(&mut self) -> Result<Option<Vec<Vec<String>>>> {
         on_tracer(self.handle, |s| {
             let mut warnings = std::mem::take(&mut s.pending_warnings);
             warnings.append(&mut s.tracer.sink().take_warnings());
             s.answers.warned.store(false, Ordering::Relaxed);
-            Ok((!warnings.is_empty()).then_some(warnings))
+            let pairs: Vec<Vec<String>> =
+                warnings.into_iter().map(|w| vec![w.text, w.kind]).collect();
+            Ok((!pairs.is_empty()).then_some(pairs))
         })
     }
 

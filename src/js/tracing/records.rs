@@ -22,6 +22,7 @@ use crate::trace::history::HistoryDelta;
 use crate::trace::model::{
     EventInfo, FunctionResponse, ModelRequest, ModelResponse, RunSettings, RunStart,
 };
+use crate::trace::sink::SinkWarning;
 use crate::trace::span::{at_time, clock_nanos};
 use napi::bindgen_prelude::{FromNapiValue, JsValue, Utf16String};
 use napi::{JsString, Result};
@@ -127,7 +128,10 @@ fn apply(s: &mut TracerState, batch: &Batch) -> Result<()> {
     if let Err(warning) = &batch.at.value_limit {
         if !s.limit_warned {
             s.limit_warned = true;
-            s.pending_warnings.push(warning.clone());
+            s.pending_warnings.push(SinkWarning {
+                kind: "value-limit".into(),
+                text: warning.clone(),
+            });
         }
     }
     while !f.done() {

@@ -9,6 +9,7 @@ use super::system_json::SystemJson;
 use crate::export::memory::MemorySink;
 use crate::trace::inputs::AgentInfo;
 use crate::trace::model::Tracer;
+use crate::trace::sink::SinkWarning;
 use napi::{Error, Result, Status};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -54,7 +55,7 @@ pub struct TracerState {
     pub answers: Arc<Answers>,
     /// Sink warnings picked up after each batch, handed out by `take_warnings`
     /// (only when no `on_warning` hook delivers them as they come).
-    pub pending_warnings: Vec<String>,
+    pub pending_warnings: Vec<SinkWarning>,
     /// A bad attribute value length limit was warned about (once).
     pub limit_warned: bool,
     /// Agent trees sent once by a REGISTER_TREE record (handle = index +

@@ -2,10 +2,15 @@
 
 use super::collector::{Collector, Reply};
 use super::*;
-use crate::trace::sink::SpanSink;
+use crate::trace::sink::{SinkWarning, SpanSink};
 use std::net::TcpListener;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+/// The texts of the warnings `sink` raised since the last call.
+fn texts(sink: &OtlpSink) -> Vec<String> {
+    sink.take_warnings().into_iter().map(|w| w.text).collect()
+}
 
 const WAIT: Duration = Duration::from_secs(5);
 
@@ -43,7 +48,7 @@ fn posts_protobuf_with_headers_to_the_endpoint() {
         .is_some_and(|ua| ua.starts_with("adk-native-plugins/")));
     assert_eq!(span_names(&got), vec!["a", "b"]);
     assert_eq!(sink.dropped_count(), 0);
-    assert!(sink.take_warnings().is_empty());
+    assert!(texts(&sink).is_empty());
     sink.shutdown(WAIT);
 }
 
@@ -121,7 +126,7 @@ fn retries_503_and_delivers_exactly_once() {
     assert_eq!(got.len(), 3, "503, 502, then 200 — and nothing after");
     assert_eq!(span_names(&got), vec!["a", "a", "a"]);
     assert_eq!(sink.dropped_count(), 0);
-    assert!(sink.take_warnings().is_empty());
+    assert!(texts(&sink).is_empty());
 }
 
 #[test]
@@ -156,7 +161,7 @@ fn retry_after_beyond_the_budget_gives_up_at_once() {
     assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
     assert_eq!(collector.received().len(), 1);
     assert_eq!(sink.dropped_count(), 1);
-    let w = sink.take_warnings();
+    let w = texts(&sink);
     assert_eq!(w.len(), 1, "{w:?}");
     assert!(
         w[0].contains("exportTimeoutMillis") && w[0].contains("503"),
@@ -212,7 +217,7 @@ fn a_hanging_collector_never_blocks_on_end_and_the_batch_is_dropped_at_the_timeo
     assert!(elapsed < Duration::from_millis(3000), "{elapsed:?}");
     assert_eq!(sink.dropped_count(), 1010);
     assert_eq!(collector.received().len(), 3);
-    let w = sink.take_warnings();
+    let w = texts(&sink);
     assert_eq!(w.len(), 2, "{w:?}");
     assert!(
         w.iter().any(|w| w.contains("exportTimeoutMillis (300 ms")),
@@ -241,7 +246,7 @@ fn queue_overflow_drops_the_oldest_and_counts_them() {
         span_names(&collector.received()),
         vec!["s0", "s1", "s4", "s5", "s6", "s7"]
     );
-    let w = sink.take_warnings();
+    let w = texts(&sink);
     assert_eq!(w.len(), 1, "{w:?}");
     assert!(w[0].contains("maxQueueSize 4"), "{w:?}");
 }
@@ -261,12 +266,12 @@ fn other_answers_are_not_retried_and_warn_once_per_kind() {
     }
     assert_eq!(collector.received().len(), 4, "one request each, no retry");
     assert_eq!(sink.dropped_count(), 4);
-    let w = sink.take_warnings();
+    let w = texts(&sink);
     assert_eq!(w.len(), 3, "{w:?}");
     assert!(w[0].contains("HTTP 500: boom"), "{w:?}");
     assert!(w[1].contains("HTTP 400: bad request"), "{w:?}");
     assert!(w[2].contains("HTTP 307"), "{w:?}");
-    assert!(sink.take_warnings().is_empty());
+    assert!(texts(&sink).is_empty());
 }
 
 #[test]
@@ -288,7 +293,7 @@ fn the_api_key_never_appears_in_a_warning() {
         got[0].header("authorization"),
         Some(format!("Basic {token}").as_str())
     );
-    let w = sink.take_warnings();
+    let w = texts(&sink);
     assert_eq!(w.len(), 1);
     assert!(!w[0].contains(key) && !w[0].contains(token), "{w:?}");
     assert!(!w[0].contains("query-secret"), "{w:?}");
@@ -331,7 +336,7 @@ fn partial_success_counts_rejected_spans() {
     sink.on_end(span("b"));
     assert!(sink.force_flush(WAIT));
     assert_eq!(sink.dropped_count(), 1);
-    let w = sink.take_warnings();
+    let w = texts(&sink);
     assert!(
         w[0].contains("rejected 1 of 2 spans: span too large"),
         "{w:?}"
@@ -339,8 +344,26 @@ fn partial_success_counts_rejected_spans() {
 }
 
 #[test]
+fn a_key_the_quote_would_cut_through_is_scrubbed_whole() {
+    // The warning quotes 200 characters of the answer: scrubbing after the
+    // cut would leave the key's first part.
+    let key = "wandbKEY_abcdefghijklmnopqrstuvwxyz0123456789";
+    let body = format!("{} key={key}", "x".repeat(180));
+    let collector = Collector::always(Reply::status_body(401, &body));
+    let mut c = config(&collector.url("/v1/traces"));
+    c.secrets = vec![key.into()];
+    let sink = start(c);
+    sink.on_end(span("a"));
+    assert!(sink.force_flush(WAIT));
+    let w = texts(&sink);
+    assert_eq!(w.len(), 1);
+    assert!(!w[0].contains("wandbKEY"), "{w:?}");
+    assert!(w[0].contains("key=[redacted]"), "{w:?}");
+}
+
+#[test]
 fn warnings_go_to_the_hook_when_one_is_set() {
-    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let seen: Arc<Mutex<Vec<SinkWarning>>> = Arc::default();
     let collector = Collector::always(Reply::status(404));
     let mut c = config(&collector.url("/v1/traces"));
     let into = Arc::clone(&seen);
@@ -351,9 +374,14 @@ fn warnings_go_to_the_hook_when_one_is_set() {
     assert!(sink.force_flush(WAIT));
     let seen = seen.lock().unwrap().clone();
     assert_eq!(seen.len(), 2, "{seen:?}");
-    assert_eq!(seen[0], "from resolution");
-    assert!(seen[1].contains("HTTP 404"));
-    assert!(sink.take_warnings().is_empty());
+    assert_eq!(seen[0].text, "from resolution");
+    assert!(seen[1].text.contains("HTTP 404"));
+    // The kind names the problem, not the collector's words.
+    assert_eq!(
+        seen[1].kind,
+        format!("otlp status-404 {}", collector.url("/v1/traces"))
+    );
+    assert!(texts(&sink).is_empty());
 }
 
 #[test]
@@ -470,7 +498,7 @@ fn https_uses_rustls_and_a_failed_handshake_is_survived() {
     sink.on_end(span("a"));
     assert!(sink.force_flush(WAIT), "the exporter thread survived");
     assert_eq!(sink.dropped_count(), 1);
-    let w = sink.take_warnings();
+    let w = texts(&sink);
     assert_eq!(w.len(), 1, "{w:?}");
     assert!(
         w[0].contains("TLS") && w[0].contains("1 span was dropped"),
