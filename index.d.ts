@@ -140,7 +140,8 @@ export declare class TracingPlugin extends AdkPluginCallbacks {
   readonly openInvocationCount: number
   /** Spans dropped by a full queue or an export that gave up. */
   readonly droppedSpanCount: number
-  /** Resolves when every span ended so far was handed to the exporter and answered. */
+  /** Resolves when every span ended so far was handed to the exporter and answered, or given up on
+   * (each batch after `batch.exportTimeoutMillis`). */
   forceFlush(): Promise<void>
   /** Finishes open invocations as interrupted, flushes and stops the exporter. Idempotent. */
   shutdown(): Promise<void>

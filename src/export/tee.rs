@@ -49,6 +49,11 @@ impl SpanSink for TeeSink {
         }
     }
 
+    /// The sinks flush one after another.
+    fn flush_bound(&self) -> Duration {
+        (self.sinks.iter()).fold(Duration::ZERO, |sum, s| sum.saturating_add(s.flush_bound()))
+    }
+
     fn has_pending(&self) -> bool {
         self.sinks.iter().any(|s| s.has_pending())
     }

@@ -15,6 +15,11 @@ pub trait SpanSink: Send + Sync {
     fn force_flush(&self, timeout: Duration) -> bool;
     /// Flushes within `timeout` and stops; later spans are dropped. Idempotent.
     fn shutdown(&self, timeout: Duration);
+    /// The longest `force_flush` can take to see every span handed over so
+    /// far answered or given up on: how long `forceFlush()` waits.
+    fn flush_bound(&self) -> Duration {
+        Duration::from_secs(60)
+    }
     /// Spans handed over and not yet answered, for sinks that deliver
     /// asynchronously (the exit path waits for them).
     fn has_pending(&self) -> bool {

@@ -29,6 +29,9 @@ pub struct Shared {
     pub warnings: Warnings,
     max_queue_size: usize,
     max_batch: usize,
+    /// Every batch a flush can wait for (a full queue and the one in flight),
+    /// each given up on after exportTimeoutMillis.
+    pub flush_bound: Duration,
     /// The last exported batch, for the span model's thread to free.
     pub(super) given_back: GiveBack,
 }
@@ -59,6 +62,18 @@ impl State {
     }
 }
 
+/// A flush waits for at most a full queue's batches and the one in flight;
+/// each ends within exportTimeoutMillis (a second more for the last answer
+/// to be read and the batch after it to start).
+fn flush_bound(config: &OtlpConfig) -> Duration {
+    let queue = config.max_queue_size.max(1);
+    let batch = config.max_export_batch_size.clamp(1, queue);
+    let batches = queue.div_ceil(batch) as u32 + 1;
+    let per_batch =
+        Duration::from_millis(config.export_timeout_millis.max(1)) + Duration::from_secs(1);
+    per_batch.saturating_mul(batches)
+}
+
 impl Shared {
     pub fn new(config: &OtlpConfig) -> Self {
         Shared {
@@ -73,6 +88,7 @@ impl Shared {
             max_batch: config
                 .max_export_batch_size
                 .clamp(1, config.max_queue_size.max(1)),
+            flush_bound: flush_bound(config),
             given_back: GiveBack::default(),
         }
     }
@@ -485,6 +501,21 @@ impl Backoff {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_flush_waits_for_every_batch_a_full_queue_holds() {
+        // api.md: forceFlush resolves once every span was answered or given
+        // up on; exportTimeoutMillis bounds each batch, not the flush.
+        let mut c = OtlpConfig::with_endpoint("http://127.0.0.1:4318/v1/traces");
+        c.export_timeout_millis = 120_000;
+        c.max_queue_size = 2048;
+        c.max_export_batch_size = 512;
+        // Four queued batches and the one in flight, 121 s each.
+        assert_eq!(flush_bound(&c), Duration::from_secs(5 * 121));
+        c.max_export_batch_size = 4096;
+        assert_eq!(flush_bound(&c), Duration::from_secs(2 * 121));
+        assert_eq!(Shared::new(&c).flush_bound, Duration::from_secs(2 * 121));
+    }
 
     #[test]
     fn backoff_grows_with_jitter_and_caps() {

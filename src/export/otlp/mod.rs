@@ -88,6 +88,10 @@ impl SpanSink for OtlpSink {
         self.shared.flush(Instant::now() + timeout)
     }
 
+    fn flush_bound(&self) -> Duration {
+        self.shared.flush_bound
+    }
+
     fn shutdown(&self, timeout: Duration) {
         let deadline = Instant::now() + timeout;
         if !self.shared.begin_shutdown() {

@@ -19,10 +19,6 @@ use napi_derive::napi;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-/// The flush budget of `forceFlush()`/`shutdown()` (a sink bounds each
-/// batch itself; this only stops a wait from hanging forever).
-pub const FLUSH_TIMEOUT: Duration = Duration::from_secs(60);
-
 struct Entry {
     id: u32,
     sink: Arc<dyn SpanSink>,
@@ -67,13 +63,13 @@ fn take(id: u32) -> Option<Arc<dyn SpanSink>> {
 /// Resolves once every span the sink was handed so far was answered.
 #[napi(ts_return_type = "Promise<void>")]
 pub fn flush_sink(env: &Env, id: u32) -> Result<Object<'_>> {
-    flush_one(env, find(id), FLUSH_TIMEOUT, false)
+    flush_one(env, find(id), false)
 }
 
 /// Flushes and stops the sink, and forgets it. Idempotent.
 #[napi(ts_return_type = "Promise<void>")]
 pub fn shutdown_sink(env: &Env, id: u32) -> Result<Object<'_>> {
-    flush_one(env, take(id), FLUSH_TIMEOUT, true)
+    flush_one(env, take(id), true)
 }
 
 /// True when some sink still has spans waiting for delivery.

@@ -52,18 +52,18 @@ fn settle_when_done<'env>(
     Ok(promise)
 }
 
-/// Flushes (and, with `shutdown`, stops) one sink; `None`: nothing to deliver
-/// (an unknown or already stopped sink), resolved at once all the same.
+/// Flushes (and, with `shutdown`, stops) one sink, waiting until every span
+/// is answered or given up on (the sink's `flush_bound`); `None`: nothing to
+/// deliver (an unknown or already stopped sink), resolved at once all the same.
 pub fn flush_one<'env>(
     env: &'env Env,
     sink: Option<Arc<dyn SpanSink>>,
-    timeout: Duration,
     shutdown: bool,
 ) -> Result<Object<'env>> {
     settle_when_done(env, move || match (sink, shutdown) {
-        (Some(sink), true) => sink.shutdown(timeout),
+        (Some(sink), true) => sink.shutdown(sink.flush_bound()),
         (Some(sink), false) => {
-            sink.force_flush(timeout);
+            sink.force_flush(sink.flush_bound());
         }
         (None, _) => {}
     })
