@@ -21,7 +21,7 @@ pub const DEFAULT_MAX_QUEUE_SIZE: usize = 2048;
 pub const DEFAULT_MAX_EXPORT_BATCH_SIZE: usize = 512;
 pub const DEFAULT_SCHEDULED_DELAY_MILLIS: u64 = 5000;
 pub const DEFAULT_EXPORT_TIMEOUT_MILLIS: u64 = 30000;
-/// One HTTP attempt (OTEL_EXPORTER_OTLP_TIMEOUT's default).
+/// One HTTP attempt, when OTEL_EXPORTER_OTLP_TIMEOUT is unset (its default).
 pub const DEFAULT_REQUEST_TIMEOUT_MILLIS: u64 = 10000;
 
 /// The exporter-related options of `new TracingPlugin(options)`, as read from
@@ -68,6 +68,9 @@ pub struct OtlpConfig {
     pub max_export_batch_size: usize,
     pub scheduled_delay_millis: u64,
     pub export_timeout_millis: u64,
+    /// The variable that set `export_timeout_millis` below the option's
+    /// (OTEL_EXPORTER_OTLP_TIMEOUT bounds each batch export), for warnings.
+    pub export_timeout_from_env: Option<&'static str>,
     /// Bound of one HTTP attempt (the batch's budget bounds it too).
     pub request_timeout_millis: u64,
     /// gzip the request body: OTEL_EXPORTER_OTLP_COMPRESSION, else for a
@@ -384,7 +387,15 @@ console or none); no spans are exported."
         }
     }
     let resource_attributes = resolve_resource(options, env, &mut warnings)?;
-    let (request_timeout_millis, gzip) = resolve_transport(env, &endpoint, &mut warnings);
+    let (env_timeout, gzip) = resolve_transport(env, &endpoint, &mut warnings);
+    // OTEL_EXPORTER_OTLP_TIMEOUT is the most an exporter waits for each batch
+    // export (the OpenTelemetry specification), retries included: within
+    // exportTimeoutMillis, which bounds the batch processor's export.
+    let request_timeout_millis = env_timeout.map_or(DEFAULT_REQUEST_TIMEOUT_MILLIS, |(t, _)| t);
+    let (export_timeout_millis, export_timeout_from_env) = match env_timeout {
+        Some((t, name)) if t < batch.export_timeout_millis => (t, Some(name)),
+        _ => (batch.export_timeout_millis, None),
+    };
     // Only the environment lists exporters: options name one.
     let with_console = options.weave.is_none()
         && options.endpoint.is_none()
@@ -397,7 +408,8 @@ console or none); no spans are exported."
         max_queue_size: batch.max_queue_size,
         max_export_batch_size: batch.max_export_batch_size,
         scheduled_delay_millis: batch.scheduled_delay_millis,
-        export_timeout_millis: batch.export_timeout_millis,
+        export_timeout_millis,
+        export_timeout_from_env,
         request_timeout_millis,
         gzip,
         retry_initial_backoff_millis: 1000,
@@ -820,17 +832,21 @@ batch.maxQueueSize ({max_queue_size})."
     })
 }
 
-/// Per-attempt timeout and compression from the environment (compression
-/// unset: `compresses_by_default(endpoint)`).
-fn resolve_transport(env: Env<'_>, endpoint: &str, warnings: &mut Vec<String>) -> (u64, bool) {
-    let mut timeout = DEFAULT_REQUEST_TIMEOUT_MILLIS;
+/// The export timeout the environment sets, with the variable's name, and
+/// compression (unset: `compresses_by_default(endpoint)`).
+fn resolve_transport(
+    env: Env<'_>,
+    endpoint: &str,
+    warnings: &mut Vec<String>,
+) -> (Option<(u64, &'static str)>, bool) {
+    let mut timeout = None;
     for name in [
         "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT",
         "OTEL_EXPORTER_OTLP_TIMEOUT",
     ] {
         if let Some(raw) = var(env, name) {
             match raw.parse::<u64>() {
-                Ok(v) if v > 0 => timeout = v,
+                Ok(v) if v > 0 => timeout = Some((v, name)),
                 _ => warnings.push(format!(
                     "{PREFIX} {name}='{raw}' is not a whole number of milliseconds > 0; \
 using {DEFAULT_REQUEST_TIMEOUT_MILLIS}."

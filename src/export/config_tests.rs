@@ -802,6 +802,28 @@ fn transport_settings_from_env() {
     let c = otlp(resolve(&ExportOptions::default(), &env));
     assert!(!c.gzip);
     assert_eq!(c.request_timeout_millis, 1234);
+    // The most the exporter waits for each batch export, retries included
+    // (the OpenTelemetry specification), within exportTimeoutMillis.
+    assert_eq!(c.export_timeout_millis, 1234);
+    assert_eq!(
+        c.export_timeout_from_env,
+        Some("OTEL_EXPORTER_OTLP_TIMEOUT")
+    );
+    let longer = env_of(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"),
+        ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "90000"),
+    ]);
+    let c = otlp(resolve(&ExportOptions::default(), &longer));
+    assert_eq!(c.request_timeout_millis, 90000);
+    assert_eq!(c.export_timeout_millis, 30000);
+    assert_eq!(c.export_timeout_from_env, None);
+    // Unset: exportTimeoutMillis for the batch, 10 s for one attempt.
+    let unset = env_of(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318")]);
+    let c = otlp(resolve(&ExportOptions::default(), &unset));
+    assert_eq!(
+        (c.export_timeout_millis, c.request_timeout_millis),
+        (30000, 10000)
+    );
 }
 
 #[test]

@@ -200,6 +200,8 @@ pub struct Worker {
     endpoint: String,
     delay: Duration,
     export_timeout: Duration,
+    /// What set `export_timeout`, as warnings name it.
+    export_timeout_name: &'static str,
     request_timeout: Duration,
     backoff: Backoff,
 }
@@ -213,6 +215,9 @@ impl Worker {
             endpoint: display_url(&config.endpoint),
             delay: Duration::from_millis(config.scheduled_delay_millis),
             export_timeout: Duration::from_millis(config.export_timeout_millis.max(1)),
+            export_timeout_name: config
+                .export_timeout_from_env
+                .unwrap_or("exportTimeoutMillis"),
             request_timeout: Duration::from_millis(config.request_timeout_millis.max(1)),
             backoff: Backoff::new(
                 config.retry_initial_backoff_millis,
@@ -420,8 +425,9 @@ spans: {}",
                             "gave-up",
                             format!(
                                 "TracingPlugin: could not deliver spans to the OTLP collector at {} \
-within exportTimeoutMillis ({} ms, {attempt} attempt{}; last: {reason}). {}.",
+within {} ({} ms, {attempt} attempt{}; last: {reason}). {}.",
                                 self.endpoint,
+                                self.export_timeout_name,
                                 self.export_timeout.as_millis(),
                                 if attempt == 1 { "" } else { "s" },
                                 dropped_phrase(n)
