@@ -328,10 +328,6 @@ test("beforeModelCallback: the request's toolsDict answers unknown names with a 
   assert.deepEqual(config.tools, [{ functionDeclarations: [{ name: 'get_weather' }] }]);
   assert.equal(dict.get_weather, weather);
   assert.deepEqual(Object.keys(dict), ['get_weather']);
-  // Until the model answered, the dictionary is the agent's (a later callback may add tools).
-  assert.ok(!('ghost' in dict));
-  assert.equal(dict.ghost, undefined);
-  assert.equal(await plugin.afterModelCallback({ callbackContext: {}, llmResponse: {} }), undefined);
   assert.ok('ghost' in dict);
   const ghost = dict.ghost;
   assert.equal(ghost, dict.ghost);
@@ -355,34 +351,49 @@ test("beforeModelCallback: the request's toolsDict answers unknown names with a 
   assert.equal(request.toolsDict, dict);
 });
 
-test("a request's toolsDict answers unknown names once its own invocation's model answered", async () => {
+test("a tool adding itself (processLlmRequest's duplicate check) finds an unknown name free; any other question finds the stand-in", async () => {
   const plugin = new ReflectAndRetryToolPlugin();
-  const requests = { a: { toolsDict: {} }, b: { toolsDict: {} }, c: { toolsDict: {} } };
-  for (const [id, request] of Object.entries(requests)) await plugin.beforeModelCallback({ callbackContext: ctx(id), llmRequest: request });
-  // Another invocation's answer arms nothing here.
-  await plugin.afterModelCallback({ callbackContext: ctx('b'), llmResponse: {} });
-  assert.ok(!('ghost' in requests.a.toolsDict));
-  assert.ok('ghost' in requests.b.toolsDict);
-  // The answer as an event (afterModelCallback skipped) arms too.
-  await plugin.onEventCallback({ invocationContext: { invocationId: 'a' }, event: {} });
-  assert.ok('ghost' in requests.a.toolsDict);
-  // An ended run's requests are forgotten, unarmed.
-  await plugin.afterRunCallback({ invocationContext: { invocationId: 'c' } });
-  await plugin.afterModelCallback({ callbackContext: ctx('c'), llmResponse: {} });
-  assert.ok(!('ghost' in requests.c.toolsDict));
-  // A request wrapped again (another model call of it) is the same dictionary.
-  const again = requests.c.toolsDict;
-  await plugin.beforeModelCallback({ callbackContext: ctx('c'), llmRequest: requests.c });
-  assert.equal(requests.c.toolsDict, again);
-  await plugin.afterModelCallback({ callbackContext: ctx('c'), llmResponse: {} });
-  assert.ok('ghost' in again);
+  const request = { toolsDict: { real: { name: 'real' } } };
+  await plugin.beforeModelCallback({ llmRequest: request });
+  const dict = request.toolsDict;
+  // As BaseTool.processLlmRequest asks, and a subclass overriding it.
+  const tool = {
+    name: 'extra',
+    processLlmRequest({ llmRequest }) {
+      if (this.name in llmRequest.toolsDict) throw new Error(`Duplicate tool name: ${this.name}`);
+      llmRequest.toolsDict[this.name] = this;
+    },
+  };
+  tool.processLlmRequest({ llmRequest: request });
+  assert.equal(dict.extra, tool);
+  assert.throws(() => tool.processLlmRequest({ llmRequest: request }), { message: 'Duplicate tool name: extra' });
+  const sub = { name: 'other', processLlmRequest(p) { return tool.processLlmRequest.call(this, p); } };
+  sub.processLlmRequest({ llmRequest: request });
+  assert.equal(dict.other, sub);
+  // ADK's look-up of a called name (getToolAndContext), and anyone else's.
+  function getToolAndContext(name) {
+    return name in dict ? dict[name] : undefined;
+  }
+  assert.equal(getToolAndContext('ghost')?.name, 'ghost');
+  assert.ok('ghost' in dict);
+  // A custom stack formatter changes nothing, and is left in place.
+  const custom = () => 'formatted';
+  Error.prepareStackTrace = custom;
+  try {
+    assert.ok('ghost2' in dict);
+    tool.name = 'third';
+    tool.processLlmRequest({ llmRequest: request });
+    assert.equal(dict.third, tool);
+    assert.equal(Error.prepareStackTrace, custom);
+  } finally {
+    delete Error.prepareStackTrace;
+  }
 });
 
 test("an unknown name's count is reset by a success of a real tool of that name", async () => {
   const plugin = new ReflectAndRetryToolPlugin({ maxRetries: 5 });
   const request = { toolsDict: {} };
   await plugin.beforeModelCallback({ llmRequest: request });
-  await plugin.onEventCallback({ event: {} });
   const ghost = request.toolsDict.shared;
   const context = ctx('inv');
   const error = new Error('Function shared is not found in the toolsDict.');

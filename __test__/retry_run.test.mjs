@@ -2,6 +2,7 @@
 // receives for each failure, compared with the spec's texts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import * as adk from '@google/adk';
 import { BasePlugin, FunctionTool, InMemoryRunner, LlmAgent, ParallelAgent } from '@google/adk';
 import { ReflectAndRetryToolPlugin } from '../index.js';
 import { ScriptedLlm, call, runOnce } from './helpers/scripted_llm.mjs';
@@ -175,17 +176,24 @@ test('a tool an agent callback adds the ADK way (processLlmRequest) still works,
   assert.deepEqual(got[1], [handled('Error', msg, 1, retryText('ghost', `Error: ${msg}`, args({}), 1, 3))]);
 });
 
-test("an unknown name is answered when an earlier plugin answered afterModelCallback (the event arms the request's tools)", async () => {
+test('an unknown name is answered when an earlier plugin answered afterModelCallback, in a Workflow node too', async () => {
   class Rewrite extends BasePlugin {
     async afterModelCallback({ llmResponse }) {
       return { ...llmResponse };
     }
   }
-  const { llm, runner } = setup({ script: [call('ghost'), 'done'], tools: [scriptedTool('real')], plugins: [new Rewrite('rewrite'), new ReflectAndRetryToolPlugin()] });
-  const { events } = await runOnce(runner);
-  assert.deepEqual(events.filter((e) => e.errorCode).map((e) => e.errorMessage), []);
-  const msg = 'Function ghost is not found in the toolsDict.';
-  assert.deepEqual(answers(llm)[0], [handled('Error', msg, 1, retryText('ghost', `Error: ${msg}`, args({}), 1, 3))]);
+  // ADK 2 only: a Workflow node handles the calls before the event reaches any plugin.
+  const { Workflow, START } = adk;
+  for (const inWorkflow of Workflow ? [false, true] : [false]) {
+    const llm = new ScriptedLlm([call('ghost'), 'done']);
+    const agent = new LlmAgent({ name: 'agent', model: llm, tools: [scriptedTool('real')] });
+    const root = inWorkflow ? new Workflow({ name: 'wf', edges: [[START, agent]] }) : agent;
+    const runner = new InMemoryRunner({ agent: root, plugins: [new Rewrite('rewrite'), new ReflectAndRetryToolPlugin()], appName: 'app' });
+    const { events } = await runOnce(runner);
+    assert.deepEqual(events.filter((e) => e.errorCode).map((e) => e.errorMessage), [], `in a Workflow: ${inWorkflow}`);
+    const msg = 'Function ghost is not found in the toolsDict.';
+    assert.deepEqual(answers(llm)[0], [handled('Error', msg, 1, retryText('ghost', `Error: ${msg}`, args({}), 1, 3))]);
+  }
 });
 
 test('without the plugin ADK 2.0.0 leaves an unknown name unanswered (the gap the plugin closes)', async () => {

@@ -250,11 +250,12 @@ function response(type, details, retryCount, guidance) {
 // failure then takes the normal onToolErrorCallback path. The tools declared
 // to the model (llmRequest.config.tools) are not touched.
 //
-// Until the model has answered, the wrapped dictionary reads exactly as the
-// agent's: callbacks after this one may still add tools the ADK way
-// (BaseTool.processLlmRequest refuses a name `in` the dictionary). The
-// model's answer arms it (afterModelCallback, else its event in
-// onEventCallback), before ADK looks up the names it called.
+// One question gets the agent's own answer: BaseTool.processLlmRequest's
+// duplicate check (`name in llmRequest.toolsDict`), so a callback after this
+// plugin can still add a tool the ADK way. Telling that check from ADK's
+// look-up of a called name by when it comes (the model's answer) fails where
+// no callback marks it: a Workflow node handles the calls of a cached answer
+// before any callback of this plugin runs.
 class MissingTool {
   /** Never throws (a revoked Proxy is not one); measured faster than a
    * private brand check (`#x in value`) on Node 20. */
@@ -309,22 +310,49 @@ function isUnknownName(dict, key) {
   return typeof key === 'string' && key !== '' && !Object.hasOwn(dict, key)
 }
 
-// The Proxy handler of one request's toolsDict: once armed, any name the
-// agent does not have is present and is a MissingTool (one per name, made on
-// first use). `dict[GUARDED]` is the handler.
-class GuardedToolsDict {
-  constructor() {
-    this.armed = false
-    this.missing = undefined
+/** Whether the `in` check being answered is a tool's processLlmRequest
+ * (adding itself): the frame under the trap, by V8's call sites, which a
+ * custom Error.prepareStackTrace does not change. Costs a few microseconds,
+ * only for a name the agent lacks. Method names survive minifiers. */
+function addingTool() {
+  const { prepareStackTrace, stackTraceLimit } = Error
+  try {
+    Error.stackTraceLimit = 3
+    Error.prepareStackTrace = (_, frames) => frames
+    const holder = {}
+    // Frames from the trap down: has, then what asked.
+    Error.captureStackTrace(holder, addingTool)
+    const frames = holder.stack
+    if (!Array.isArray(frames)) return false
+    for (const f of frames) {
+      if (f.getFunctionName?.() === 'processLlmRequest' || f.getMethodName?.() === 'processLlmRequest') return true
+    }
+    return false
+  } catch {
+    return false
+  } finally {
+    try {
+      Error.prepareStackTrace = prepareStackTrace
+      Error.stackTraceLimit = stackTraceLimit
+    } catch {
+      // frozen intrinsics: nothing was changed either
+    }
   }
+}
 
+// The Proxy handler of one request's toolsDict: any name the agent does not
+// have is present and is a MissingTool (one per name, made on first use),
+// except to a tool adding itself.
+class GuardedToolsDict {
   has(dict, key) {
-    return key === GUARDED || (this.armed && isUnknownName(dict, key)) || Reflect.has(dict, key)
+    if (key === GUARDED) return true
+    if (isUnknownName(dict, key)) return !addingTool()
+    return Reflect.has(dict, key)
   }
 
   get(dict, key, receiver) {
-    if (key === GUARDED) return this
-    if (!this.armed || !isUnknownName(dict, key)) return Reflect.get(dict, key, receiver)
+    if (key === GUARDED) return true
+    if (!isUnknownName(dict, key)) return Reflect.get(dict, key, receiver)
     this.missing ??= new Map()
     let tool = this.missing.get(key)
     if (tool === undefined) {
@@ -351,45 +379,8 @@ function standIn(key, dict) {
   return method
 }
 
-/** Requests whose toolsDict waits for the model's answer, per invocation.
- * Bounded: an invocation's list, and the invocations (past either bound the
- * oldest is armed and forgotten; armed early, it only reads as it used to). */
-class UnarmedDicts {
-  static MAX_INVOCATIONS = 1024
-  static MAX_PER_INVOCATION = 64
-
-  constructor() {
-    this.byInvocation = new Map()
-  }
-
-  get size() {
-    return this.byInvocation.size
-  }
-
-  add(invocationId, handler) {
-    const map = this.byInvocation
-    const list = map.get(invocationId)
-    if (list === undefined) {
-      if (map.size >= UnarmedDicts.MAX_INVOCATIONS) this.arm(map.keys().next().value)
-      map.set(invocationId, [handler])
-    } else if (!list.includes(handler)) {
-      if (list.length >= UnarmedDicts.MAX_PER_INVOCATION) list.shift().armed = true
-      list.push(handler)
-    }
-  }
-
-  /** The model of `invocationId` answered: its requests' names answer. */
-  arm(invocationId) {
-    const list = this.byInvocation.get(invocationId)
-    if (list === undefined) return
-    for (const handler of list) handler.armed = true
-    this.byInvocation.delete(invocationId)
-  }
-
-  /** The invocation ended: nothing more to arm. */
-  drop(invocationId) {
-    this.byInvocation.delete(invocationId)
-  }
+function guardToolsDict(dict) {
+  return new Proxy(dict, new GuardedToolsDict())
 }
 
 // --- the plugin ---------------------------------------------------------------
@@ -481,8 +472,6 @@ class ReflectAndRetryToolPlugin {
   #countedPairs = 0
   // Slots of ended scopes, reused before new ones are taken.
   #freeSlots = []
-  // Wrapped toolsDicts whose model has not answered yet.
-  #unarmed = new UnarmedDicts()
   #nextSlot = 0
   constructor(options) {
     const o = validateOptions(options)
@@ -536,7 +525,6 @@ class ReflectAndRetryToolPlugin {
     try {
       // Never throws, called unbound (`ids.forEach(plugin.finishInterruptedInvocation)`) included.
       if (typeof invocationId !== 'string' || !ReflectAndRetryToolPlugin.#owns(this)) return
-      this.#unarmed.drop(invocationId)
       if (this.#scope !== TrackingScope.INVOCATION || this.#scopes.size === 0) return
       this.#dropScope(invocationId)
     } catch {
@@ -555,7 +543,6 @@ class ReflectAndRetryToolPlugin {
   }
 
   afterRunCallback(params) {
-    if (this.#unarmed.size !== 0) this.#unarmed.drop(invocationIdOf(readOr(params, 'invocationContext', undefined)))
     if (this.#scope === TrackingScope.INVOCATION && this.#scopes.size !== 0) {
       const id = invocationIdOf(readOr(params, 'invocationContext', undefined))
       try {
@@ -571,30 +558,10 @@ class ReflectAndRetryToolPlugin {
     try {
       const request = params?.llmRequest
       const dict = request?.toolsDict
-      if (dict !== null && typeof dict === 'object') {
-        let handler = dict[GUARDED]
-        if (!(handler instanceof GuardedToolsDict)) {
-          handler = new GuardedToolsDict()
-          request.toolsDict = new Proxy(dict, handler)
-        }
-        if (!handler.armed) this.#unarmed.add(invocationIdOf(params.callbackContext), handler)
-      }
+      if (dict !== null && typeof dict === 'object' && !dict[GUARDED]) request.toolsDict = guardToolsDict(dict)
     } catch {
       // A frozen or foreign request: unknown names stay ADK's own error.
     }
-    return PASS
-  }
-
-  // The model answered: ADK looks up the names it called next.
-  afterModelCallback(params) {
-    if (this.#unarmed.size !== 0) this.#unarmed.arm(invocationIdOf(readOr(params, 'callbackContext', undefined)))
-    return PASS
-  }
-
-  // The model's answer as an event (afterModelCallback may not have come:
-  // an earlier plugin answered it, or an agent callback skipped the model).
-  onEventCallback(params) {
-    if (this.#unarmed.size !== 0) this.#unarmed.arm(invocationIdOf(readOr(params, 'invocationContext', undefined)))
     return PASS
   }
 
