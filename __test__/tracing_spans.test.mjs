@@ -291,6 +291,41 @@ test('a Workflow agent node ends its span when the node completes, not at the ru
   assert.equal(tracing.openInvocationCount, 0)
 })
 
+test("a ParallelWorker's agent span ends when its last item completes, not its first", needsAdk2, async () => {
+  const { ParallelWorker } = adk
+  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+  // The slow item calls a tool, then its model again while the fast item's
+  // only call is still going: model spans are kept one per agent name, so
+  // the fast call's end leaves the agent looking idle.
+  const step = async (req) => {
+    const text = JSON.stringify(req.contents)
+    if (!text.includes('item-slow')) {
+      await sleep(30)
+      return 'fast done'
+    }
+    if (!text.includes('functionResponse')) return call('add', { a: 1, b: 2 })
+    await sleep(100)
+    return 'slow done'
+  }
+  const w = agent('w', [step, step, step], { tools: [addTool()] })
+  const fanout = function fanout() {
+    return ['item-fast', 'item-slow']
+  }
+  const wf = new Workflow({ name: 'wf', edges: [[START, fanout], [fanout, new ParallelWorker(w)]] })
+  const { tracing, runner } = traced(wf)
+  await runOnce(runner)
+  const spans = tracing.getFinishedSpans()
+  const ws = byName(spans, 'invoke_agent w')
+  assert.equal(ws.length, 1)
+  const chats = byName(spans, 'chat scripted-model')
+  assert.equal(chats.length, 3)
+  for (const c of chats) assert.equal(c.parentSpanId, ws[0].spanId)
+  // The slow item's last call alone took 100 ms, inside the agent's run.
+  const ms = Number(ws[0].endTimeUnixNano - ws[0].startTimeUnixNano) / 1e6
+  assert.ok(ms >= 100, `the agent span covers the slow item: ${ms} ms`)
+  assert.equal(tracing.openInvocationCount, 0)
+})
+
 test('a loop re-run of an agent opens a fresh agent span per iteration', async () => {
   const { LoopAgent } = await import('@google/adk')
   const first = agent('drafter', ['draft 1', 'draft 2'])

@@ -274,6 +274,16 @@ function agentNameOf(ctx) {
   }
 }
 
+/** `{id, name}` of a node callback's node when it is an agent (a BaseAgent
+ * has findAgent, how tracing.md looks agents up), else undefined. */
+function agentNodeOf(params) {
+  const node = params?.node
+  if (node === null || typeof node !== 'object' || typeof node.findAgent !== 'function') return undefined
+  const id = invocationIdOf(params.nodeContext)
+  const name = str(node.name)
+  return id === undefined || name === undefined || name === '' ? undefined : { id, name }
+}
+
 function invocationIdOf(ctx) {
   const ic = ctx?.invocationContext
   const id = ic?.invocationId ?? ctx?.invocationId
@@ -587,6 +597,8 @@ class TracingPlugin {
     // so the results it holds reach its spans (the native side's own cap
     // is the backstop for runs whose start this plugin did not see).
     this._open = new Map()
+    // invocation id -> agent name -> runs of that agent node in flight.
+    this._nodeRuns = new Map()
     this._seenToken = 0
     // Invocations whose AgentTool calls started runs here (lib/agent_tool.js):
     // only their ends ask the native side which runs they end. Bounded like
@@ -833,21 +845,45 @@ class TracingPlugin {
 
   // ADK 2.0.0 runs a Workflow's agents as nodes and dispatches no agent
   // callbacks for them. An agent node's afterNodeCallback is that agent
-  // demonstrably finished (tracing.md, "do better" 4): its span ends then,
-  // not at the run's end. Other nodes (functions, tools) have no span.
+  // demonstrably finished (tracing.md, "do better" 4), once no other run of
+  // it is in flight (a ParallelWorker runs one agent over several items at
+  // once): its span ends then, not at the run's end. Other nodes (functions,
+  // tools) have no span.
+  beforeNodeCallback(params) {
+    if (this._stopped) return PASS
+    try {
+      const at = agentNodeOf(params)
+      if (at !== undefined) {
+        const all = this._nodeRuns
+        let runs = all.get(at.id)
+        if (runs === undefined) {
+          // Bounded as open runs are (a run this plugin never saw start).
+          if (all.size >= this._maxOpen) all.delete(all.keys().next().value)
+          all.set(at.id, (runs = new Map()))
+        }
+        runs.set(at.name, (runs.get(at.name) ?? 0) + 1)
+      }
+    } catch (e) {
+      problem('beforeNodeCallback', e)
+    }
+    return PASS
+  }
+
   afterNodeCallback(params) {
     if (this._stopped) return PASS
     try {
-      const node = params?.node
-      // An agent: a BaseAgent has findAgent (how tracing.md looks agents up).
-      if (node === null || typeof node !== 'object' || typeof node.findAgent !== 'function') return PASS
-      const id = invocationIdOf(params.nodeContext)
-      const name = str(node.name)
-      if (id !== undefined && name !== undefined && name !== '') {
-        const r = this._r
-        r.agent(R.AGENT_NODE_DONE, id, name)
-        this._handOverSoon()
+      const at = agentNodeOf(params)
+      if (at === undefined) return PASS
+      const runs = this._nodeRuns.get(at.id)
+      const left = (runs?.get(at.name) ?? 1) - 1
+      if (left > 0) {
+        runs.set(at.name, left)
+        return PASS
       }
+      if (runs !== undefined && runs.delete(at.name) && runs.size === 0) this._nodeRuns.delete(at.id)
+      const r = this._r
+      r.agent(R.AGENT_NODE_DONE, at.id, at.name)
+      this._handOverSoon()
     } catch (e) {
       problem('afterNodeCallback', e)
     }
@@ -1161,6 +1197,7 @@ class TracingPlugin {
   _forget(id) {
     this._open.delete(id)
     if (this._treeless.size !== 0) this._treeless.delete(id)
+    if (this._nodeRuns.size !== 0) this._nodeRuns.delete(id)
   }
 
   /** Emits what the exporter thread had to say (each text once per process). */
