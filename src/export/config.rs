@@ -166,7 +166,10 @@ pub enum ExporterChoice {
     None {
         warning: Option<NoExportWarning>,
     },
-    Console,
+    /// `warning`: OTLP was listed too but cannot be used.
+    Console {
+        warning: Option<NoExportWarning>,
+    },
     Memory,
     Otlp(Box<OtlpConfig>),
     /// `OTEL_TRACES_EXPORTER` lists both: every span goes to each.
@@ -291,7 +294,7 @@ Weave endpoint itself; pass one of them."
 
     match exporter {
         Some("memory") => return Ok(ExporterChoice::Memory),
-        Some("console") => return Ok(ExporterChoice::Console),
+        Some("console") => return Ok(ExporterChoice::Console { warning: None }),
         Some("none") => return Ok(ExporterChoice::None { warning: None }),
         _ => {}
     }
@@ -316,7 +319,7 @@ Weave endpoint itself; pass one of them."
         if !explicit_otlp {
             match env_exporter(env) {
                 EnvExporter::Otlp | EnvExporter::ConsoleAndOtlp => {}
-                EnvExporter::Console => return Ok(ExporterChoice::Console),
+                EnvExporter::Console => return Ok(ExporterChoice::Console { warning: None }),
                 EnvExporter::None => return Ok(ExporterChoice::None { warning: None }),
                 EnvExporter::Unsupported(v) => {
                     return Ok(ExporterChoice::None {
@@ -339,9 +342,17 @@ console or none); no spans are exported."
             );
         let endpoint = match env_endpoint(env) {
             Some(Ok(url)) => url,
+            // The message is a sentence of its own.
+            Some(Err(msg)) if env_exporter(env) == EnvExporter::ConsoleAndOtlp => {
+                return Ok(ExporterChoice::Console {
+                    warning: Some(NoExportWarning::new(
+                        NoExportKind::BadEndpoint,
+                        format!("{msg} Spans are only printed (console), not sent over OTLP."),
+                    )),
+                });
+            }
             Some(Err(msg)) => {
                 return Ok(ExporterChoice::None {
-                    // The message is a sentence of its own.
                     warning: Some(NoExportWarning::new(
                         NoExportKind::BadEndpoint,
                         format!("{msg} No spans are exported."),

@@ -396,7 +396,7 @@ fn env_traces_exporter_values() {
         &ExportOptions::default(),
         &env_of(&[("OTEL_TRACES_EXPORTER", "console")]),
     );
-    assert!(matches!(c, Ok(ExporterChoice::Console)));
+    assert!(matches!(c, Ok(ExporterChoice::Console { warning: None })));
     // otlp without an endpoint: the OpenTelemetry default URL.
     let c = otlp(resolve(
         &ExportOptions::default(),
@@ -411,7 +411,24 @@ fn env_traces_exporter_values() {
             ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"),
         ]),
     );
-    assert!(matches!(c, Ok(ExporterChoice::Console)));
+    assert!(matches!(c, Ok(ExporterChoice::Console { warning: None })));
+    // An endpoint OTLP cannot use: the console still prints, with a warning.
+    match resolve(
+        &ExportOptions::default(),
+        &env_of(&[
+            ("OTEL_TRACES_EXPORTER", "console,otlp"),
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "not a url"),
+        ]),
+    ) {
+        Ok(ExporterChoice::Console {
+            warning:
+                Some(NoExportWarning {
+                    kind: NoExportKind::BadEndpoint,
+                    text,
+                }),
+        }) => assert!(text.contains("only printed"), "{text}"),
+        other => panic!("{other:?}"),
+    }
     for list in ["console,otlp", " OTLP , zipkin,console"] {
         match resolve(
             &ExportOptions::default(),

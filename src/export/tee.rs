@@ -58,8 +58,13 @@ impl SpanSink for TeeSink {
         self.sinks.iter().any(|s| s.has_pending())
     }
 
+    /// Spans some sink dropped, each counted once: the most any one dropped
+    /// (a span two sinks dropped is one span lost, not two).
     fn dropped_count(&self) -> u64 {
-        self.sinks.iter().map(|s| s.dropped_count()).sum()
+        (self.sinks.iter())
+            .map(|s| s.dropped_count())
+            .max()
+            .unwrap_or(0)
     }
 
     fn take_warnings(&self) -> Vec<SinkWarning> {
@@ -104,5 +109,24 @@ mod tests {
         }
         tee.shutdown(Duration::from_secs(1));
         assert_eq!(tee.dropped_count(), 0);
+    }
+
+    struct Dropping(u64);
+
+    impl SpanSink for Dropping {
+        fn on_end(&self, _span: SpanData) {}
+        fn force_flush(&self, _timeout: Duration) -> bool {
+            true
+        }
+        fn shutdown(&self, _timeout: Duration) {}
+        fn dropped_count(&self) -> u64 {
+            self.0
+        }
+    }
+
+    #[test]
+    fn a_span_two_sinks_dropped_counts_once() {
+        let tee = TeeSink::new(vec![Arc::new(Dropping(3)), Arc::new(Dropping(5))]);
+        assert_eq!(tee.dropped_count(), 5);
     }
 }

@@ -57,9 +57,8 @@ impl OtlpSink {
             ));
         }
         let shared = Arc::new(Shared::new(&config));
-        // One per text: each names its variable and the value it refused.
         for w in &config.warnings {
-            shared.warnings.emit(w, w.clone());
+            shared.warnings.emit_config(w.clone());
         }
         let worker = Worker::new(Arc::clone(&shared), &config);
         let thread = std::thread::Builder::new()

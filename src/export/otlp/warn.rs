@@ -61,8 +61,19 @@ impl Warnings {
     /// with the collector it is about: the same answer from one collector
     /// is warned about once, whatever its words.
     pub fn emit(&self, kind: &str, message: String) {
+        self.send(format!("otlp {kind} {}", self.endpoint), message);
+    }
+
+    /// A problem with the configuration (the environment's), whatever the
+    /// collector: once per process for each text, which names the variable
+    /// and the value refused.
+    pub fn emit_config(&self, text: String) {
+        self.send(format!("config {text}"), text);
+    }
+
+    fn send(&self, kind: String, message: String) {
         let warning = SinkWarning {
-            kind: format!("otlp {kind} {}", self.endpoint),
+            kind,
             text: self.redact(message),
         };
         if let Some(hook) = &self.hook {

@@ -54,10 +54,10 @@ pub fn sinks_for(
                 prints: false,
             }
         }
-        ExporterChoice::Console => Sinks {
+        ExporterChoice::Console { warning } => Sinks {
             sink: console(stdout_is_tty, env),
             memory: None,
-            warning: None,
+            warning,
             deliver_at_exit: true,
             prints: true,
         },

@@ -375,6 +375,8 @@ fn warnings_go_to_the_hook_when_one_is_set() {
     let seen = seen.lock().unwrap().clone();
     assert_eq!(seen.len(), 2, "{seen:?}");
     assert_eq!(seen[0].text, "from resolution");
+    // A configuration problem is the same whatever the collector.
+    assert_eq!(seen[0].kind, "config from resolution");
     assert!(seen[1].text.contains("HTTP 404"));
     // The kind names the problem, not the collector's words.
     assert_eq!(
