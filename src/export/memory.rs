@@ -55,22 +55,9 @@ impl SpanSink for MemorySink {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::span::Status;
 
     fn ended_at(name: &str, end: u64) -> SpanData {
-        SpanData {
-            trace_id: [1; 16],
-            span_id: [2; 8],
-            parent_span_id: None,
-            name: name.into(),
-            start_time_unix_nano: 0,
-            end_time_unix_nano: end,
-            attributes: Vec::new(),
-            status: Status::default(),
-            remote_parent: false,
-            parent_is_remote: false,
-            trace_state: None,
-        }
+        SpanData::bare(name, 0, end)
     }
 
     #[test]

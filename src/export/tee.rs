@@ -76,23 +76,6 @@ impl SpanSink for TeeSink {
 mod tests {
     use super::*;
     use crate::export::memory::MemorySink;
-    use crate::trace::span::Status;
-
-    fn span(name: &str) -> SpanData {
-        SpanData {
-            trace_id: [1; 16],
-            span_id: [2; 8],
-            parent_span_id: None,
-            name: name.into(),
-            start_time_unix_nano: 1,
-            end_time_unix_nano: 2,
-            attributes: Vec::new(),
-            status: Status::default(),
-            remote_parent: false,
-            parent_is_remote: false,
-            trace_state: None,
-        }
-    }
 
     #[test]
     fn every_sink_gets_every_span() {
@@ -100,7 +83,7 @@ mod tests {
         let b = Arc::new(MemorySink::new());
         let tee = TeeSink::new(vec![a.clone(), b.clone()]);
         for name in ["one", "two"] {
-            tee.on_end(span(name));
+            tee.on_end(SpanData::bare(name, 1, 2));
         }
         assert!(tee.force_flush(Duration::from_secs(1)));
         for sink in [&a, &b] {

@@ -12,6 +12,18 @@ fn started(agents: &[(&str, Option<&str>, bool)], capture: bool) -> (Tracer, Arc
     started_with(agents, capture, false)
 }
 
+/// `agent` calls its model, which answers with a text part and no finish
+/// reason: a streamed call that may answer again.
+fn streamed_text(t: &mut Tracer, agent: &str, text: &str) {
+    t.before_model("i1", Some(agent), ModelRequest::default());
+    let content = format!(r#"{{"parts":[{{"text":"{text}"}}]}}"#);
+    t.after_model(
+        "i1",
+        Some(agent),
+        streamed_response(None, [None; 5], Some(&content)),
+    );
+}
+
 /// A run that streams (SSE): its model calls may answer more than once.
 fn started_streaming(agents: &[(&str, Option<&str>, bool)]) -> (Tracer, Arc<Recorder>) {
     started_with(agents, true, true)
@@ -141,12 +153,7 @@ fn a_split_streamed_turn_is_one_chat_span_ending_at_its_last_response() {
 #[test]
 fn streamed_calls_end_with_a_model_error_the_agent_or_the_run() {
     let (mut t, sink) = started_streaming(&[("a", None, false), ("b", Some("a"), false)]);
-    t.before_model("i1", Some("b"), ModelRequest::default());
-    t.after_model(
-        "i1",
-        Some("b"),
-        streamed_response(None, [None; 5], Some(r#"{"parts":[{"text":"x"}]}"#)),
-    );
+    streamed_text(&mut t, "b", "x");
     t.model_error("i1", Some("b"), "Error", "stream broke");
     t.before_model("i1", Some("b"), ModelRequest::default());
     t.after_model(
@@ -155,12 +162,7 @@ fn streamed_calls_end_with_a_model_error_the_agent_or_the_run() {
         streamed_response(Some("STOP"), [None; 5], None),
     );
     t.after_agent("i1", Some("b"));
-    t.before_model("i1", Some("a"), ModelRequest::default());
-    t.after_model(
-        "i1",
-        Some("a"),
-        streamed_response(None, [None; 5], Some(r#"{"parts":[{"text":"y"}]}"#)),
-    );
+    streamed_text(&mut t, "a", "y");
     t.finish("i1", true);
     let spans = sink.spans();
     let names: Vec<&str> = spans.iter().map(|s| s.name.as_str()).collect();
@@ -193,12 +195,7 @@ fn streamed_calls_end_with_a_model_error_the_agent_or_the_run() {
 #[test]
 fn a_completed_agent_node_ends_its_streamed_call_first() {
     let (mut t, sink) = started_streaming(&[("a", None, false), ("b", Some("a"), false)]);
-    t.before_model("i1", Some("b"), ModelRequest::default());
-    t.after_model(
-        "i1",
-        Some("b"),
-        streamed_response(None, [None; 5], Some(r#"{"parts":[{"text":"x"}]}"#)),
-    );
+    streamed_text(&mut t, "b", "x");
     // b's node completed (a Workflow's afterNodeCallback): its call is over.
     t.agent_node_done("i1", "b");
     let spans = sink.spans();

@@ -82,6 +82,24 @@ pub struct SpanData {
 }
 
 impl SpanData {
+    /// A span with only a name and times (the exporters' tests).
+    #[cfg(test)]
+    pub fn bare(name: &str, start: u64, end: u64) -> SpanData {
+        SpanData {
+            trace_id: [1; 16],
+            span_id: [2; 8],
+            parent_span_id: None,
+            name: name.into(),
+            start_time_unix_nano: start,
+            end_time_unix_nano: end,
+            attributes: Vec::new(),
+            status: Status::default(),
+            remote_parent: false,
+            parent_is_remote: false,
+            trace_state: None,
+        }
+    }
+
     pub fn attribute(&self, key: &str) -> Option<&AttributeValue> {
         self.attributes
             .iter()

@@ -57,26 +57,12 @@ impl GiveBack {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::span::{SpanData, Status};
+    use crate::trace::span::SpanData;
 
     fn batch(names: &[&str]) -> Vec<PreparedSpan> {
         names
             .iter()
-            .map(|n| {
-                PreparedSpan::new(SpanData {
-                    trace_id: [1; 16],
-                    span_id: [2; 8],
-                    parent_span_id: None,
-                    name: (*n).into(),
-                    start_time_unix_nano: 1,
-                    end_time_unix_nano: 2,
-                    attributes: Vec::new(),
-                    status: Status::default(),
-                    remote_parent: false,
-                    parent_is_remote: false,
-                    trace_state: None,
-                })
-            })
+            .map(|n| PreparedSpan::new(SpanData::bare(n, 1, 2)))
             .collect()
     }
 
