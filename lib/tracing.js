@@ -1200,7 +1200,8 @@ class TracingPlugin {
     if (this._nodeRuns.size !== 0) this._nodeRuns.delete(id)
   }
 
-  /** Emits what the exporter thread had to say (each text once per process). */
+  /** Emits what the exporter thread had to say (once per process for each
+   * kind of problem). */
   _drainWarnings() {
     const warnings = this._native.takeWarnings()
     if (warnings) for (const [text, kind] of warnings) exportWarning(text, kind)

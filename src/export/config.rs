@@ -290,6 +290,7 @@ Weave endpoint itself; pass one of them."
     }
     // Checked whatever the exporter, so a typo never hides behind 'none'.
     let batch = resolve_batch(&options.batch, env)?;
+    let env_listed = env_exporter(env);
     let mut warnings = batch.warnings.clone();
 
     match exporter {
@@ -317,7 +318,7 @@ Weave endpoint itself; pass one of them."
     } else {
         let explicit_otlp = exporter == Some("otlp");
         if !explicit_otlp {
-            match env_exporter(env) {
+            match &env_listed {
                 EnvExporter::Otlp | EnvExporter::ConsoleAndOtlp => {}
                 EnvExporter::Console => return Ok(ExporterChoice::Console { warning: None }),
                 EnvExporter::None => return Ok(ExporterChoice::None { warning: None }),
@@ -335,15 +336,12 @@ console or none); no spans are exported."
                 EnvExporter::Unset => {}
             }
         }
-        let explicitly_on = explicit_otlp
-            || matches!(
-                env_exporter(env),
-                EnvExporter::Otlp | EnvExporter::ConsoleAndOtlp
-            );
+        let explicitly_on =
+            explicit_otlp || matches!(env_listed, EnvExporter::Otlp | EnvExporter::ConsoleAndOtlp);
         let endpoint = match env_endpoint(env) {
             Some(Ok(url)) => url,
             // The message is a sentence of its own.
-            Some(Err(msg)) if env_exporter(env) == EnvExporter::ConsoleAndOtlp => {
+            Some(Err(msg)) if env_listed == EnvExporter::ConsoleAndOtlp => {
                 return Ok(ExporterChoice::Console {
                     warning: Some(NoExportWarning::new(
                         NoExportKind::BadEndpoint,
@@ -411,7 +409,7 @@ console or none); no spans are exported."
     let with_console = options.weave.is_none()
         && options.endpoint.is_none()
         && exporter != Some("otlp")
-        && env_exporter(env) == EnvExporter::ConsoleAndOtlp;
+        && env_listed == EnvExporter::ConsoleAndOtlp;
     let config = Box::new(OtlpConfig {
         endpoint,
         headers,

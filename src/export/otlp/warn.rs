@@ -46,28 +46,25 @@ impl Warnings {
         }
     }
 
-    /// Emits `message` unless a warning of `kind` was already emitted.
+    /// Emits `message` unless a warning of `kind` was already emitted. The
+    /// kind it carries names the problem for the process-wide once
+    /// (lib/tracing.js) with the collector it is about: the same answer from
+    /// one collector is warned about once, whatever its words.
     pub fn once(&self, kind: &str, message: String) {
         let first = match self.emitted.lock() {
             Ok(mut set) => set.insert(kind.to_string()),
             Err(poisoned) => poisoned.into_inner().insert(kind.to_string()),
         };
         if first {
-            self.emit(kind, message);
+            self.send(format!("otlp {kind} {}", self.endpoint), message);
         }
-    }
-
-    /// `kind` names the problem for the process-wide once (lib/tracing.js),
-    /// with the collector it is about: the same answer from one collector
-    /// is warned about once, whatever its words.
-    pub fn emit(&self, kind: &str, message: String) {
-        self.send(format!("otlp {kind} {}", self.endpoint), message);
     }
 
     /// A problem with the configuration (the environment's), whatever the
     /// collector: once per process for each text, which names the variable
     /// and the value refused.
     pub fn emit_config(&self, text: String) {
+        let text = self.redact(text);
         self.send(format!("config {text}"), text);
     }
 
