@@ -9,8 +9,5 @@ pub mod trace;
 #[cfg_attr(test, allow(dead_code))]
 mod js;
 
-// Spans are allocated on the JavaScript thread and freed on the exporter
-// thread: mimalloc hands such cross-thread frees back cheaply, where the
-// system allocator measured as a large share of the exporter's CPU.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+// mimalloc, and how long it keeps freed pages.
+mod allocator;
