@@ -7,11 +7,11 @@
 //! A batch of callback records is copied on the JavaScript thread every few
 //! milliseconds and freed on the tracing thread. By default mimalloc gives
 //! freed pages back to the system 10 ms later, and the next batches took
-//! them back page fault by page fault: 3.7-3.9 faults a hand-over, which
-//! cost 1.8-2.5 µs of the JavaScript thread per lifecycle of the yardstick's
-//! S1 (one hand-over per 13), against 0.9-1.3 µs with the pages kept. Kept
-//! `KEEP_FREED_MS`, they are reused (0.2-0.5 faults a hand-over), and a
-//! process that stops tracing still gets its memory back soon after.
+//! them back page fault by page fault: 2.5-4.2 faults a hand-over in
+//! S1-shaped runs, against 0.5-1.1 with the pages kept `KEEP_FREED_MS`; the
+//! hand-over's share of a lifecycle went from 1.7-2.5 µs to 1.0-2.0 (six
+//! alternating pairs). A process that stops tracing still gets its memory
+//! back soon after.
 
 use libmimalloc_sys::{mi_option_set, mi_option_t, mi_option_use_numa_nodes};
 
