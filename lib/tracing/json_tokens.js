@@ -99,7 +99,12 @@ function match(v, t, i, depth) {
     i++
     for (let j = 0; j < v.length; j++) {
       const x = v[j]
-      if (skipped(x)) {
+      const type = typeof x
+      if (type === 'string' || type === 'number' || type === 'boolean') {
+        // A leaf compared here, not in a call of its own (most values are).
+        if (t[i] !== x) return -1
+        i++
+      } else if (x === undefined || type === 'function' || type === 'symbol') {
         if (t[i] !== null) return -1
         i++
       } else {
@@ -116,7 +121,13 @@ function match(v, t, i, depth) {
   // Object.prototype): an extra key only makes the check fail.
   for (const k in v) {
     const x = v[k]
-    if (skipped(x)) continue
+    const type = typeof x
+    if (type === 'string' || type === 'number' || type === 'boolean') {
+      if (t[i] !== k || t[i + 1] !== x) return -1
+      i += 2
+      continue
+    }
+    if (x === undefined || type === 'function' || type === 'symbol') continue
     if (t[i] !== k) return -1
     i = match(x, t, i + 1, depth + 1)
     if (i < 0) return -1
