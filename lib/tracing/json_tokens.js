@@ -104,7 +104,7 @@ function match(v, t, i, depth) {
         // A leaf compared here, not in a call of its own (most values are).
         if (t[i] !== x) return -1
         i++
-      } else if (x === undefined || type === 'function' || type === 'symbol') {
+      } else if (skipped(x)) {
         if (t[i] !== null) return -1
         i++
       } else {
@@ -127,7 +127,7 @@ function match(v, t, i, depth) {
       i += 2
       continue
     }
-    if (x === undefined || type === 'function' || type === 'symbol') continue
+    if (skipped(x)) continue
     if (t[i] !== k) return -1
     i = match(x, t, i + 1, depth + 1)
     if (i < 0) return -1
