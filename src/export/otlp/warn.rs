@@ -56,7 +56,8 @@ impl Warnings {
             Err(poisoned) => poisoned.into_inner().insert(kind.to_string()),
         };
         if first {
-            self.send(format!("otlp {kind} {}", self.endpoint), message);
+            let text = self.redact(message);
+            self.send(format!("otlp {kind} {}", self.endpoint), text);
         }
     }
 
@@ -68,11 +69,9 @@ impl Warnings {
         self.send(format!("config {text}"), text);
     }
 
-    fn send(&self, kind: String, message: String) {
-        let warning = SinkWarning {
-            kind,
-            text: self.redact(message),
-        };
+    /// Hands on `text`, its secrets already scrubbed.
+    fn send(&self, kind: String, text: String) {
+        let warning = SinkWarning { kind, text };
         if let Some(hook) = &self.hook {
             // A panicking hook must not take the exporter thread down.
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(warning)));
