@@ -409,3 +409,40 @@ test('least recently used order holds when a conversation comes back twice in a 
   assert.equal(h.size, MAX_CONVERSATIONS)
   assert.equal(ask(0, 2).reuse, MIN_ITEMS + 2)
 })
+
+test('each session and agent keeps its own conversation, also when requests alternate between them; one forgotten comes back afresh', () => {
+  const { Histories, MIN_ITEMS } = require('../lib/tracing/history.js')
+  const forgotten = []
+  const h = new Histories((slot) => forgotten.push(slot))
+  const items = (tag) => Array.from({ length: MIN_ITEMS }, (_, i) => ({ role: 'user', parts: [{ text: `${tag}:${i}` }] }))
+  // One session object, its id the same string on every request, as ADK's.
+  const ctx = { invocationContext: { session: { id: 's1' } } }
+  const ask = (c, agent, tag, invocation = 'i1') => h.delta(c, invocation, agent, items(tag))
+  const first = { a: ask(ctx, 'a', 'a'), b: ask(ctx, 'b', 'b') }
+  assert.notEqual(first.a.slot, first.b.slot)
+  for (let i = 0; i < 3; i++) {
+    for (const agent of ['a', 'b']) {
+      const d = ask(ctx, agent, agent)
+      assert.deepEqual([d.slot, d.reuse, d.json], [first[agent].slot, MIN_ITEMS, '[]'], `agent ${agent}, round ${i}`)
+    }
+  }
+  // The same agent in another session: a conversation of its own.
+  const other = ask({ invocationContext: { session: { id: 's2' } } }, 'a', 'a')
+  assert.notEqual(other.slot, first.a.slot)
+  assert.equal(other.reuse, 0)
+  // No session: one conversation per invocation.
+  const none = { invocationContext: {} }
+  const inv1 = ask(none, 'a', 'x', 'inv1')
+  assert.notEqual(ask(none, 'a', 'x', 'inv2').slot, inv1.slot)
+  assert.equal(ask(none, 'a', 'x', 'inv1').reuse, MIN_ITEMS)
+  // Forgotten (as after a refused delta), then asked again: tracked anew,
+  // also when it was the conversation asked last.
+  h.forgetKey(first.a.key)
+  assert.deepEqual(forgotten, [first.a.slot])
+  assert.equal(ask(ctx, 'a', 'a').reuse, 0)
+  const kept = ask(ctx, 'a', 'a')
+  assert.equal(kept.reuse, MIN_ITEMS)
+  h.forgetKey(kept.key)
+  assert.equal(ask(ctx, 'a', 'a').reuse, 0)
+  assert.equal(ask(ctx, 'a', 'a').reuse, MIN_ITEMS, 'remembered again under the same key')
+})

@@ -101,15 +101,20 @@ class Conversation {
   }
 }
 
-/** The conversation a model request belongs to: its session and agent. */
-function conversationKey(ctx, invocationId, agent) {
-  let session
+/** The session id of a model request's context, or undefined. */
+function sessionIdOf(ctx) {
   try {
-    session = ctx?.invocationContext?.session?.id
+    const session = ctx?.invocationContext?.session?.id
+    return typeof session === 'string' ? session : undefined
   } catch {
-    session = undefined
+    return undefined
   }
-  const base = typeof session === 'string' ? `s${session}` : `i${invocationId}`
+}
+
+/** The conversation a model request belongs to: its session (else its
+ * invocation) and agent. */
+function conversationKey(session, invocationId, agent) {
+  const base = session !== undefined ? `s${session}` : `i${invocationId}`
   return agent === undefined ? base : `${base}\u0000${agent}`
 }
 
@@ -122,6 +127,13 @@ class Histories {
     // conversation again leaves the map as it is. Deleting and adding the
     // key back made V8 rebuild the small table every few calls.
     this._lastKey = undefined
+    // The parts of the last key built, and that key: the requests of a
+    // conversation come one after another, and its key string, hashed at
+    // its first lookup, makes each lookup after it cheap; a key built anew
+    // is hashed anew (checking a deep copy of a five-item history: 0.1-0.5
+    // µs less a check, medians of 1.03-1.53 against 1.20-1.95 µs in seven
+    // alternating runs, Node 20).
+    this._keyParts = { session: undefined, agent: undefined, invocationId: undefined, key: undefined }
     this._chars = 0
     this._nextSlot = 1
     this.minChars = MIN_CHARS
@@ -143,7 +155,7 @@ class Histories {
   delta(ctx, invocationId, agent, contents) {
     // The key is built only where it is looked up (a fresh session's run
     // tracks nothing).
-    let key = this.tracking ? conversationKey(ctx, invocationId, agent) : undefined
+    let key = this.tracking ? this._keyOf(ctx, invocationId, agent) : undefined
     let conv = key === undefined ? undefined : this._byKey.get(key)
     let reuse = 0
     if (conv === undefined) {
@@ -158,7 +170,7 @@ class Histories {
       if (json.length >= MAX_CONVERSATION_CHARS || (json.length < this.minChars && contents.length < MIN_ITEMS)) {
         return { slot: 0, reuse: 0, json, keep: false }
       }
-      key ??= conversationKey(ctx, invocationId, agent)
+      key ??= this._keyOf(ctx, invocationId, agent)
       conv = new Conversation(this._nextSlot++)
       try {
         if (!conv.recordFrom(contents, 0)) {
@@ -195,6 +207,21 @@ class Histories {
     return this._keep(key, conv, reuse, json, contents.length)
   }
 
+  /** conversationKey of a request: the last key itself when its parts are the same. */
+  _keyOf(ctx, invocationId, agent) {
+    const session = sessionIdOf(ctx)
+    const last = this._keyParts
+    const same = last.key !== undefined && session === last.session && agent === last.agent
+    // Without a session the invocation is part of the key.
+    if (same && (session !== undefined || invocationId === last.invocationId)) return last.key
+    const key = conversationKey(session, invocationId, agent)
+    last.session = session
+    last.agent = agent
+    last.invocationId = invocationId
+    last.key = key
+    return key
+  }
+
   /** Remembers `conv` (its items recorded) and says what to send. */
   _keep(key, conv, reuse, json, count) {
     conv.setChars(reuse, json.length, count - reuse)
@@ -206,7 +233,8 @@ class Histories {
       return { slot: conv.slot, reuse, json, keep: false, key }
     }
     conv.sent = true
-    this._byKey.set(key, conv)
+    // Still in place when it was the last one set (delta did not take it out).
+    if (key !== this._lastKey || this._byKey.get(key) !== conv) this._byKey.set(key, conv)
     this._lastKey = key
     this._chars += total
     this._evict()
