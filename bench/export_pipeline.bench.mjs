@@ -29,8 +29,7 @@
 //      BENCH_QUEUE (maxQueueSize for both plugins; e.g. 2048 to see the defaults' drops).
 import { createRequire } from 'node:module'
 import { existsSync, readFileSync, readdirSync } from 'node:fs'
-import { call } from '../__test__/helpers/scripted_llm.mjs'
-import { weatherRunner } from './helpers/weather_runner.mjs'
+import { weatherRun, weatherRunner } from './helpers/weather_runner.mjs'
 import { OtelJsPipelinePlugin } from './baselines/otel_js_pipeline.mjs'
 import { startReceiverProcess } from './helpers/receiver_client.mjs'
 
@@ -76,19 +75,7 @@ function makeVariant(name, plugin) {
   return { name, plugin, llm, runner, wallNs: 0n, flushNs: 0n, cpuUs: 0, exporterUs: 0, runs: 0, expected: 0, received: 0, duplicates: 0, non2xx: 0, rounds: [] }
 }
 
-async function invoke(v, i) {
-  v.llm.script.push(call('lookup', { city: 'Paris' }), `Sunny in Paris (${i}).`)
-  const session = await v.runner.sessionService.createSession({ appName: APP, userId: 'u' })
-  for await (const _ of v.runner.runAsync({
-    userId: 'u',
-    sessionId: session.id,
-    newMessage: { role: 'user', parts: [{ text: 'Weather in Paris?' }] },
-  })) {
-    // drain
-  }
-  await v.runner.sessionService.deleteSession({ appName: APP, userId: 'u', sessionId: session.id })
-  v.llm.requests.length = 0 // keep memory flat: the helper records every request
-}
+const invoke = (v, i) => weatherRun(v, APP, i)
 
 /** Runs `count` invocations of v, flushes, and checks the receiver got all the spans. */
 async function segment(v, count, rx, { measure }) {

@@ -13,8 +13,7 @@ import { BasePlugin, Context, FunctionTool, InvocationContext, LlmAgent, LogLeve
 import { createRequire } from 'node:module'
 import { TracingPlugin } from '../index.js'
 import { stubNativeCalls } from './helpers/native_stub.mjs'
-import { weatherRunner } from './helpers/weather_runner.mjs'
-import { call } from '../__test__/helpers/scripted_llm.mjs'
+import { weatherRun, weatherRunner } from './helpers/weather_runner.mjs'
 
 const require = createRequire(import.meta.url)
 const native = require('../binding.js')
@@ -136,15 +135,7 @@ const runVariants = {
 }
 const runNames = Object.keys(runVariants)
 const runners = Object.fromEntries(runNames.map((n) => [n, weatherRunner('parts', runVariants[n])]))
-async function runOnce({ llm, runner }, i) {
-  llm.script.push(call('lookup', { city: 'Paris' }), `Sunny in Paris (${i}).`)
-  const s = await runner.sessionService.createSession({ appName: 'parts', userId: 'u' })
-  for await (const _ of runner.runAsync({ userId: 'u', sessionId: s.id, newMessage: { role: 'user', parts: [{ text: 'Weather in Paris?' }] } })) {
-    // drain
-  }
-  await runner.sessionService.deleteSession({ appName: 'parts', userId: 'u', sessionId: s.id })
-  llm.requests.length = 0
-}
+const runOnce = (v, i) => weatherRun(v, 'parts', i)
 const added = Object.fromEntries(runNames.map((n) => [n, []]))
 const wallAdded = Object.fromEntries(runNames.map((n) => [n, []]))
 for (let r = -2; r < ROUNDS; r++) {

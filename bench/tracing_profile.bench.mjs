@@ -20,8 +20,7 @@ import { createRequire } from 'node:module'
 import { Session } from 'node:inspector'
 import { dirname, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { call } from '../__test__/helpers/scripted_llm.mjs'
-import { weatherRunner } from './helpers/weather_runner.mjs'
+import { weatherRun, weatherRunner } from './helpers/weather_runner.mjs'
 import { startReceiverProcess } from './helpers/receiver_client.mjs'
 
 const require = createRequire(import.meta.url)
@@ -34,15 +33,7 @@ const EXPORTER = process.env.BENCH_EXPORTER ?? 'otlp'
 const APP = 'profile_bench'
 const LIB = `${dirname(dirname(fileURLToPath(import.meta.url)))}${sep}lib${sep}`
 
-async function invoke(v, i) {
-  v.llm.script.push(call('lookup', { city: 'Paris' }), `Sunny in Paris (${i}).`)
-  const session = await v.runner.sessionService.createSession({ appName: APP, userId: 'u' })
-  for await (const _ of v.runner.runAsync({ userId: 'u', sessionId: session.id, newMessage: { role: 'user', parts: [{ text: 'Weather in Paris?' }] } })) {
-    // drain
-  }
-  await v.runner.sessionService.deleteSession({ appName: APP, userId: 'u', sessionId: session.id })
-  v.llm.requests.length = 0
-}
+const invoke = (v, i) => weatherRun(v, APP, i)
 
 const session = new Session()
 session.connect()

@@ -17,8 +17,7 @@
 import { createRequire } from 'node:module'
 import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { call } from '../__test__/helpers/scripted_llm.mjs'
-import { weatherRunner } from './helpers/weather_runner.mjs'
+import { weatherRun, weatherRunner } from './helpers/weather_runner.mjs'
 import { startReceiverProcess } from './helpers/receiver_client.mjs'
 import { stubNativeCalls } from './helpers/native_stub.mjs'
 import { BasePlugin } from '@google/adk'
@@ -59,15 +58,7 @@ function makeRunner(plugin) {
   return { plugin, ...weatherRunner(APP, plugin) }
 }
 
-async function invoke(v, i) {
-  v.llm.script.push(call('lookup', { city: 'Paris' }), `Sunny in Paris (${i}).`)
-  const session = await v.runner.sessionService.createSession({ appName: APP, userId: 'u' })
-  for await (const _ of v.runner.runAsync({ userId: 'u', sessionId: session.id, newMessage: { role: 'user', parts: [{ text: 'Weather in Paris?' }] } })) {
-    // drain
-  }
-  await v.runner.sessionService.deleteSession({ appName: APP, userId: 'u', sessionId: session.id })
-  v.llm.requests.length = 0
-}
+const invoke = (v, i) => weatherRun(v, APP, i)
 
 const PLUGIN_CALLBACKS = ['onUserMessageCallback', 'beforeRunCallback', 'onEventCallback', 'beforeModelCallback', 'afterModelCallback', 'beforeToolCallback', 'afterToolCallback', 'afterRunCallback']
 
