@@ -298,4 +298,4 @@ class Histories {
   }
 }
 
-module.exports = { Histories, conversationKey, MAX_CONVERSATIONS, MAX_CHARS, MIN_ITEMS }
+module.exports = { Histories, MAX_CONVERSATIONS, MAX_CHARS, MIN_ITEMS }
