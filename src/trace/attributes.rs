@@ -6,8 +6,14 @@ use super::open_span::ToolSpan;
 use super::retry_outcome::{retry_details, RetryDetails, RESPONSE_TYPE};
 use super::span::AttributeValue;
 use super::tool_failure::not_found_answer;
+use memchr::memmem::Finder;
 use serde_json::Value;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
+
+// Built once: `str::contains` sets up its searcher at every call, which
+// cost more than the search itself on a tool result of a few hundred bytes.
+static RESPONSE_TYPE_FINDER: LazyLock<Finder<'static>> =
+    LazyLock::new(|| Finder::new(RESPONSE_TYPE));
 
 pub fn deferred(
     raw: impl Into<Vec<u8>>,
@@ -99,7 +105,10 @@ impl ConfigCache {
 pub fn apply_tool_outcome(t: &mut ToolSpan, response_json: String, capture: bool) {
     // Parsing a big tool result on the JavaScript thread only to find it is
     // not a retry response would cost milliseconds: look for the marker first.
-    let parsed: Value = if response_json.contains(RESPONSE_TYPE) {
+    let parsed: Value = if RESPONSE_TYPE_FINDER
+        .find(response_json.as_bytes())
+        .is_some()
+    {
         parse_lenient(&response_json).unwrap_or(Value::Null)
     } else {
         Value::Null

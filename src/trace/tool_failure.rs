@@ -13,7 +13,13 @@
 //! before this plugin's `onToolErrorCallback` when registered first.
 
 use crate::retry::guidance::TOOL_NOT_FOUND;
+use memchr::memmem::Finder;
 use serde_json::Value;
+use std::sync::LazyLock;
+
+// Built once, as attributes.rs's: every tool result is looked through.
+static AFTER_NAME_FINDER: LazyLock<Finder<'static>> =
+    LazyLock::new(|| Finder::new(TOOL_NOT_FOUND[1]));
 
 /// Which tool callback a plugin's error came from.
 #[derive(Debug, PartialEq, Eq, Clone, Copy)]
@@ -84,9 +90,7 @@ pub fn is_tool_failure(message: &str) -> bool {
 pub fn not_found_answer(tool: &str, response_json: &str) -> Option<String> {
     let [before_name, after_name, ..] = TOOL_NOT_FOUND;
     // Most results are not: skip parsing them.
-    if !response_json.contains(after_name) {
-        return None;
-    }
+    AFTER_NAME_FINDER.find(response_json.as_bytes())?;
     let Ok(Value::Object(map)) = serde_json::from_str::<Value>(response_json) else {
         return None;
     };
