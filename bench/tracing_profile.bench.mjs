@@ -81,7 +81,7 @@ function add(profile, groups, functions) {
 
 const rx = EXPORTER === 'otlp' ? await startReceiverProcess() : undefined
 const options = rx ? { endpoint: rx.endpoint, batch: { maxQueueSize: N * 5 } } : { exporter: EXPORTER }
-/** The stand-in: ten callbacks that spin (about 20 µs each here) and read nothing. */
+/** The stand-in: ten callbacks that spin and read nothing (about 7 µs a call with inlining off, on a 2-core VM; 12 calls a run). */
 class SpinPlugin extends BasePlugin {
   constructor() {
     super('spin')
