@@ -3,9 +3,10 @@
 // unused callback's awaited call beside the same call on a plain JavaScript
 // BasePlugin subclass whose callbacks do nothing (target: at most 1.5x).
 // Interleaved rounds in one process, rotating order; medians.
-import { BasePlugin, LogLevel, setLogLevel } from '@google/adk'
+import { LogLevel, setLogLevel } from '@google/adk'
 import { createRequire } from 'node:module'
 import { ReflectAndRetryToolPlugin, TracingPlugin } from '../index.js'
+import { NoopPlugin } from './helpers/noop_plugin.mjs'
 
 const require = createRequire(import.meta.url)
 const { CALLBACK_NAMES, pass } = require('../lib/plugin_shell.js')
@@ -13,12 +14,6 @@ const { CALLBACK_NAMES, pass } = require('../lib/plugin_shell.js')
 setLogLevel(LogLevel.ERROR)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 11)
 const CALLS = Number(process.env.BENCH_CALLS ?? 50000)
-
-class NoopPlugin extends BasePlugin {
-  constructor() {
-    super('noop')
-  }
-}
 
 async function timeCalls(fn, calls) {
   const start = process.hrtime.bigint()

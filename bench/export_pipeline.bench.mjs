@@ -32,12 +32,12 @@
 //
 // Env: BENCH_INVOCATIONS (10000), BENCH_ROUNDS (20), BENCH_WARMUP (per variant, 300),
 //      BENCH_QUEUE (maxQueueSize for both plugins; e.g. 2048 to see the defaults' drops).
-import { BasePlugin } from '@google/adk'
 import { createRequire } from 'node:module'
 import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import { weatherRun, weatherRunner } from './helpers/weather_runner.mjs'
 import { OtelJsPipelinePlugin } from './baselines/otel_js_pipeline.mjs'
 import { startReceiverProcess } from './helpers/receiver_client.mjs'
+import { NoopPlugin } from './helpers/noop_plugin.mjs'
 
 const require = createRequire(import.meta.url)
 const N = Number(process.env.BENCH_INVOCATIONS ?? 10_000)
@@ -75,13 +75,6 @@ function median(xs) {
 }
 /** Median over rounds of (v − untraced) for one per-round measure. */
 const medianAdded = (v, base, key) => median(v.rounds.map((r, i) => r[key] - base.rounds[i][key]))
-
-/** Every callback BasePlugin's own: resolves to undefined, records nothing. */
-class NoopPlugin extends BasePlugin {
-  constructor() {
-    super('noop')
-  }
-}
 
 function makeVariant(name, plugin, spansPerInvocation = plugin ? SPANS_PER_INVOCATION : 0) {
   const { llm, runner } = weatherRunner(APP, plugin)

@@ -9,9 +9,10 @@
 // tracing thread), and what one hand-over costs. Exporter 'none': the
 // export is measured by export_pipeline. Interleaved rounds in one
 // process; medians.
-import { BasePlugin, Context, FunctionTool, InvocationContext, LlmAgent, LogLevel, PluginManager, createEvent, setLogLevel } from '@google/adk'
+import { Context, FunctionTool, InvocationContext, LlmAgent, LogLevel, PluginManager, createEvent, setLogLevel } from '@google/adk'
 import { createRequire } from 'node:module'
 import { TracingPlugin } from '../index.js'
+import { NoopPlugin } from './helpers/noop_plugin.mjs'
 import { stubNativeCalls } from './helpers/native_stub.mjs'
 import { weatherRun, weatherRunner } from './helpers/weather_runner.mjs'
 
@@ -22,12 +23,6 @@ setLogLevel(LogLevel.ERROR)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15)
 const LIFECYCLES = Number(process.env.BENCH_LIFECYCLES ?? 300)
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1]
-
-class NoopPlugin extends BasePlugin {
-  constructor() {
-    super('noop')
-  }
-}
 
 const tool = new FunctionTool({ name: 'get_weather', description: 'Weather of a city.', execute: async () => ({}) })
 const agent = new LlmAgent({ name: 'weather_agent', description: 'Answers weather questions.', model: 'gemini-2.5-flash', tools: [tool] })

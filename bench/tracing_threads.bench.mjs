@@ -20,7 +20,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { weatherRun, weatherRunner } from './helpers/weather_runner.mjs'
 import { startReceiverProcess } from './helpers/receiver_client.mjs'
 import { stubNativeCalls } from './helpers/native_stub.mjs'
-import { BasePlugin } from '@google/adk'
+import { NoopPlugin } from './helpers/noop_plugin.mjs'
 
 const require = createRequire(import.meta.url)
 const { TracingPlugin } = require('../index.js')
@@ -64,7 +64,7 @@ const PLUGIN_CALLBACKS = ['onUserMessageCallback', 'beforeRunCallback', 'onEvent
 
 function makePlugin(name, endpoint) {
   if (name === 'untraced') return null
-  if (name === 'noop') return new (class extends BasePlugin {})('noop_plugin')
+  if (name === 'noop') return new NoopPlugin()
   const exporter = name === 'glue' ? 'none' : name
   const plugin = new TracingPlugin({ exporter, endpoint: exporter === 'otlp' ? endpoint : undefined, batch: exporter === 'otlp' ? { maxQueueSize: N * 5 } : undefined })
   if (name === 'glue') {
