@@ -16,7 +16,7 @@ static RESPONSE_TYPE_FINDER: LazyLock<Finder<'static>> =
     LazyLock::new(|| Finder::new(RESPONSE_TYPE));
 
 pub fn deferred(
-    raw: impl Into<Vec<u8>>,
+    raw: impl Into<String>,
     shape: MessageShape,
     limit: Option<usize>,
 ) -> AttributeValue {

@@ -33,7 +33,7 @@ fn request() -> ModelRequest {
         config_json: Some(r#"{"temperature":0.2,"maxOutputTokens":1024}"#.into()),
         tools_json: Some(TOOLS.into()),
         system_json: Some(r#""You are a helpful weather assistant.""#.into()),
-        contents_json: Some(CONTENTS.as_bytes().to_vec()),
+        contents_json: Some(CONTENTS.to_string()),
         history: None,
     }
 }

@@ -9,8 +9,8 @@ pub use super::genai_render::MessageShape;
 /// A message attribute rendered on first use.
 #[derive(Debug)]
 pub struct DeferredMessages {
-    /// UTF-8 JSON text (validated when parsed, off the JavaScript thread).
-    pub raw: Vec<u8>,
+    /// The captured JSON text.
+    pub raw: String,
     pub shape: MessageShape,
     pub limit: Option<usize>,
 }
@@ -35,8 +35,8 @@ pub fn parse_lenient(text: &str) -> Option<serde_json::Value> {
     serde_json::from_str(&super::genai_render::readable_surrogates(text)).ok()
 }
 
-pub(crate) fn render_fresh(raw: &[u8], shape: &MessageShape) -> String {
-    super::genai_render::render(raw, shape)
+pub(crate) fn render_fresh(raw: &str, shape: &MessageShape) -> String {
+    super::genai_render::render_str(raw, shape)
 }
 
 /// A tiny per-thread cache of recent renderings (bounded: a few entries of
@@ -49,13 +49,13 @@ mod recent {
     const MAX_INPUT: usize = 16 * 1024;
 
     thread_local! {
-        static RECENT: RefCell<Vec<(bool, Vec<u8>, String)>> = const { RefCell::new(Vec::new()) };
+        static RECENT: RefCell<Vec<(bool, String, String)>> = const { RefCell::new(Vec::new()) };
     }
 
     pub fn render(
-        raw: &[u8],
+        raw: &str,
         shape: &MessageShape,
-        fresh: fn(&[u8], &MessageShape) -> String,
+        fresh: fn(&str, &MessageShape) -> String,
     ) -> String {
         let tools = matches!(shape, MessageShape::ToolDefinitions);
         if raw.len() > MAX_INPUT {
@@ -64,7 +64,7 @@ mod recent {
         let hit = RECENT.with(|r| {
             let r = r.borrow();
             r.iter()
-                .find(|(t, k, _)| *t == tools && k.as_slice() == raw)
+                .find(|(t, k, _)| *t == tools && k == raw)
                 .map(|(_, _, v)| v.clone())
         });
         if let Some(v) = hit {
@@ -76,7 +76,7 @@ mod recent {
             if r.len() >= ENTRIES {
                 r.remove(0);
             }
-            r.push((tools, raw.to_vec(), v.clone()));
+            r.push((tools, raw.to_owned(), v.clone()));
         });
         v
     }
@@ -110,7 +110,7 @@ mod tests {
             {"role":"model","parts":[{"functionCall":{"name":"f","args":{"a":1},"id":"c1"}},{"text":"t","thought":true},{"executableCode":{}}]},
             {"parts":[{"functionResponse":{"name":"f"}}]}]"#;
         let out: Value =
-            serde_json::from_str(&render_fresh(raw.as_bytes(), &MessageShape::InputList)).unwrap();
+            serde_json::from_str(&render_fresh(raw, &MessageShape::InputList)).unwrap();
         assert_eq!(
             out,
             json!([
@@ -124,7 +124,7 @@ mod tests {
     #[test]
     fn output_has_finish_reason_and_default_role() {
         let out = render_fresh(
-            br#"{"parts":[{"functionCall":{}}]}"#,
+            r#"{"parts":[{"functionCall":{}}]}"#,
             &MessageShape::OutputOne {
                 finish_reason: "stop".into(),
             },
@@ -138,10 +138,10 @@ mod tests {
 
     #[test]
     fn system_instructions_from_string_and_content() {
-        let s = render_fresh(br#""be nice""#, &MessageShape::SystemInstructions);
+        let s = render_fresh(r#""be nice""#, &MessageShape::SystemInstructions);
         assert_eq!(s, r#"[{"type":"text","content":"be nice"}]"#);
         let c = render_fresh(
-            br#"{"role":"system","parts":[{"text":"a"}]}"#,
+            r#"{"role":"system","parts":[{"text":"a"}]}"#,
             &MessageShape::SystemInstructions,
         );
         assert_eq!(c, r#"[{"type":"text","content":"a"}]"#);
@@ -156,19 +156,19 @@ mod tests {
 
     #[test]
     fn tool_definitions_shape() {
-        let tools = br#"[{"functionDeclarations":[{"name":"f","description":"d","parameters":{"type":"OBJECT"}}]},{"googleSearch":{}}]"#;
+        let tools = r#"[{"functionDeclarations":[{"name":"f","description":"d","parameters":{"type":"OBJECT"}}]},{"googleSearch":{}}]"#;
         let v: Value =
             serde_json::from_str(&render_fresh(tools, &MessageShape::ToolDefinitions)).unwrap();
         assert_eq!(
             v,
             json!([{"name":"f","description":"d","parameters":{"type":"OBJECT"},"type":"function"}])
         );
-        assert_eq!(render_fresh(b"[]", &MessageShape::ToolDefinitions), "[]");
+        assert_eq!(render_fresh("[]", &MessageShape::ToolDefinitions), "[]");
     }
 
     #[test]
     fn cached_renderings_keep_shape_and_limit_apart() {
-        let raw = br#"[{"functionDeclarations":[{"name":"f"}]},"be nice"]"#.to_vec();
+        let raw = r#"[{"functionDeclarations":[{"name":"f"}]},"be nice"]"#.to_string();
         let d = |shape: MessageShape, limit| DeferredMessages {
             raw: raw.clone(),
             shape,
@@ -192,6 +192,6 @@ mod tests {
 
     #[test]
     fn garbage_is_null_safe() {
-        assert_eq!(render_fresh(b"not json", &MessageShape::InputList), "[]");
+        assert_eq!(render_fresh("not json", &MessageShape::InputList), "[]");
     }
 }

@@ -278,15 +278,20 @@ struct DeclarationIn<'a> {
     parameters_json_schema: Field<'a>,
 }
 
-/// The shape's JSON.
+/// The shape's JSON of bytes that may not be UTF-8.
 pub fn render(raw: &[u8], shape: &MessageShape) -> String {
     // Valid UTF-8 in practice: the strict check is several times faster
     // than the lossy reading, which only runs when it fails.
-    let text = match std::str::from_utf8(raw) {
-        Ok(text) => Cow::Borrowed(text),
-        Err(_) => String::from_utf8_lossy(raw),
-    };
-    let text = readable_surrogates(&text);
+    match std::str::from_utf8(raw) {
+        Ok(text) => render_str(text, shape),
+        Err(_) => render_str(&String::from_utf8_lossy(raw), shape),
+    }
+}
+
+/// The shape's JSON. Captured JSON arrives as Rust strings, already
+/// checked when it was decoded.
+pub fn render_str(text: &str, shape: &MessageShape) -> String {
+    let text = readable_surrogates(text);
     render_text(&text, shape)
         .or_else(|| render_text("null", shape))
         .unwrap_or_else(|| "[]".into())

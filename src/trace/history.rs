@@ -10,7 +10,8 @@
 //! its new items. Memory is bounded by the JavaScript side, which tells this
 //! side what to forget; this side never drops a slot on its own.
 
-use super::genai::{render_fresh, truncate, MessageShape};
+use super::genai::{truncate, MessageShape};
+use super::genai_render::render;
 use super::span::DeferredValue;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
@@ -73,7 +74,7 @@ impl ChunkData {
                 one.push(b'[');
                 one.extend_from_slice(self.item(i));
                 one.push(b']');
-                let list = render_fresh(&one, &MessageShape::InputList);
+                let list = render(&one, &MessageShape::InputList);
                 if i > 0 {
                     text.push(',');
                 }
@@ -379,7 +380,7 @@ mod tests {
             let full = p.to_json();
             assert_eq!(
                 d.render(),
-                truncate(render_fresh(&full, &MessageShape::InputList), limit)
+                truncate(render(&full, &MessageShape::InputList), limit)
             );
         }
     }
@@ -409,7 +410,7 @@ mod tests {
                 .apply(delta(9, reuse), format!("[{a},{b}]").as_bytes())
                 .unwrap();
             reuse += 2;
-            let whole = render_fresh(&p.to_json(), &MessageShape::InputList);
+            let whole = render(&p.to_json(), &MessageShape::InputList);
             assert_eq!(p.render(), whole, "round {round}");
         }
     }

@@ -86,9 +86,9 @@ pub struct ModelRequest {
     pub tools_json: Option<String>,
     /// JSON of `config.systemInstruction` (captured runs only).
     pub system_json: Option<String>,
-    /// UTF-8 JSON array of `llmRequest.contents` (captured runs only);
-    /// with `history`, only the items after the conversation's kept prefix.
-    pub contents_json: Option<Vec<u8>>,
+    /// JSON array of `llmRequest.contents` (captured runs only); with
+    /// `history`, only the items after the conversation's kept prefix.
+    pub contents_json: Option<String>,
     pub history: Option<HistoryDelta>,
 }
 

@@ -423,7 +423,7 @@ impl Tracer {
         let mut history = None;
         let mut applied = true;
         if let (Some(delta), Some(suffix)) = (req.history, req.contents_json.as_deref()) {
-            history = self.histories.apply(delta, suffix);
+            history = self.histories.apply(delta, suffix.as_bytes());
             applied = history.is_some();
             req.contents_json = None;
         }

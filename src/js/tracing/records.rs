@@ -209,7 +209,7 @@ fn apply_one(
             let config_json = f.same_text(SAME_CONFIG)?;
             let tools_json = f.same_text(SAME_TOOLS)?;
             let system_json = f.same_text(SAME_SYSTEM_JSON)?;
-            let contents_json = f.text()?.map(String::into_bytes);
+            let contents_json = f.text()?;
             let slot = f.num()?;
             let reuse = f.num()?;
             let keep = f.opt_flag()?;

@@ -214,7 +214,7 @@ fn figures_worker_big_history() {
     let mut span = base("chat scripted-model", "chat");
     span.attributes.push((
         "gen_ai.input.messages".into(),
-        deferred(history.as_bytes(), MessageShape::InputList, None),
+        deferred(history.clone(), MessageShape::InputList, None),
     ));
     let rounds = 20u32;
     let mut best = [Duration::MAX; 3];
