@@ -4,6 +4,7 @@
 
 use super::span::DeferredValue;
 
+use super::genai_render::render_str;
 pub use super::genai_render::MessageShape;
 
 /// A message attribute rendered on first use.
@@ -21,9 +22,9 @@ impl DeferredValue for DeferredMessages {
             // The same agent sends the same instruction and tools on every
             // model call: remember the last few renderings.
             MessageShape::SystemInstructions | MessageShape::ToolDefinitions => {
-                recent::render(&self.raw, &self.shape, render_fresh)
+                recent::render(&self.raw, &self.shape, render_str)
             }
-            _ => render_fresh(&self.raw, &self.shape),
+            _ => render_str(&self.raw, &self.shape),
         };
         truncate(out, self.limit)
     }
@@ -35,12 +36,8 @@ pub fn parse_lenient(text: &str) -> Option<serde_json::Value> {
     serde_json::from_str(&super::genai_render::readable_surrogates(text)).ok()
 }
 
-pub(crate) fn render_fresh(raw: &str, shape: &MessageShape) -> String {
-    super::genai_render::render_str(raw, shape)
-}
-
 /// A tiny per-thread cache of recent renderings (bounded: a few entries of
-/// small inputs), keyed by shape and the exact captured bytes.
+/// small inputs), keyed by shape and the exact captured text.
 mod recent {
     use super::MessageShape;
     use std::cell::RefCell;
@@ -109,8 +106,7 @@ mod tests {
         let raw = r#"[{"role":"user","parts":[{"text":"hi"},{"inlineData":{"mimeType":"image/png","data":"AAA"}}]},
             {"role":"model","parts":[{"functionCall":{"name":"f","args":{"a":1},"id":"c1"}},{"text":"t","thought":true},{"executableCode":{}}]},
             {"parts":[{"functionResponse":{"name":"f"}}]}]"#;
-        let out: Value =
-            serde_json::from_str(&render_fresh(raw, &MessageShape::InputList)).unwrap();
+        let out: Value = serde_json::from_str(&render_str(raw, &MessageShape::InputList)).unwrap();
         assert_eq!(
             out,
             json!([
@@ -123,7 +119,7 @@ mod tests {
 
     #[test]
     fn output_has_finish_reason_and_default_role() {
-        let out = render_fresh(
+        let out = render_str(
             r#"{"parts":[{"functionCall":{}}]}"#,
             &MessageShape::OutputOne {
                 finish_reason: "stop".into(),
@@ -138,9 +134,9 @@ mod tests {
 
     #[test]
     fn system_instructions_from_string_and_content() {
-        let s = render_fresh(r#""be nice""#, &MessageShape::SystemInstructions);
+        let s = render_str(r#""be nice""#, &MessageShape::SystemInstructions);
         assert_eq!(s, r#"[{"type":"text","content":"be nice"}]"#);
-        let c = render_fresh(
+        let c = render_str(
             r#"{"role":"system","parts":[{"text":"a"}]}"#,
             &MessageShape::SystemInstructions,
         );
@@ -158,12 +154,12 @@ mod tests {
     fn tool_definitions_shape() {
         let tools = r#"[{"functionDeclarations":[{"name":"f","description":"d","parameters":{"type":"OBJECT"}}]},{"googleSearch":{}}]"#;
         let v: Value =
-            serde_json::from_str(&render_fresh(tools, &MessageShape::ToolDefinitions)).unwrap();
+            serde_json::from_str(&render_str(tools, &MessageShape::ToolDefinitions)).unwrap();
         assert_eq!(
             v,
             json!([{"name":"f","description":"d","parameters":{"type":"OBJECT"},"type":"function"}])
         );
-        assert_eq!(render_fresh("[]", &MessageShape::ToolDefinitions), "[]");
+        assert_eq!(render_str("[]", &MessageShape::ToolDefinitions), "[]");
     }
 
     #[test]
@@ -179,7 +175,7 @@ mod tests {
                 MessageShape::SystemInstructions,
                 MessageShape::ToolDefinitions,
             ] {
-                let full = render_fresh(&raw, &shape);
+                let full = render_str(&raw, &shape);
                 assert_eq!(d(shape.clone(), None).render(), full);
                 assert_eq!(d(shape.clone(), Some(5)).render(), truncate(full, Some(5)));
             }
@@ -192,6 +188,6 @@ mod tests {
 
     #[test]
     fn garbage_is_null_safe() {
-        assert_eq!(render_fresh("not json", &MessageShape::InputList), "[]");
+        assert_eq!(render_str("not json", &MessageShape::InputList), "[]");
     }
 }
