@@ -120,7 +120,7 @@ export interface NativeBatchOptions {
   exportTimeoutMillis?: number
 }
 
-/** The options of `new TracingPlugin(...)`, type-checked by lib/tracing.js. */
+/** The options of `new TracingPlugin(...)`, type-checked by lib/tracing/options.js. */
 export interface NativeTracingOptions {
   exporter?: string
   endpoint?: string

@@ -1,5 +1,5 @@
 // The request attributes of a generation config made only of numbers
-// (lib/tracing.js builds that JSON without JSON.stringify) and of one that
+// (lib/tracing/config_json.js builds that JSON without JSON.stringify) and of one that
 // mixes numbers with other values (the general path), through a real run.
 import test from 'node:test'
 import assert from 'node:assert/strict'

@@ -4,393 +4,37 @@
 // them as records (lib/tracing/records.js), handed in batches to the native
 // tracer, whose span model runs on a thread of its own; unused callbacks
 // are the shared PASS promise. Tracing never throws into the run: every
-// problem becomes one process warning per kind.
+// problem becomes one process warning per kind (lib/tracing/warnings.js).
 const native = require('./native.js')
-const {
-  NativeTracer,
-  flushSink,
-  shutdownSink,
-  sinksPending,
-  flushPendingSinks,
-  shutdownAllSinksSync,
-} = native
+const { NativeTracer, flushSink, shutdownSink } = native
 const { fillPassThroughCallbacks, PASS } = require('./plugin_shell.js')
 const { noteInvocationStarted } = require('./run_guarded.js')
 const { callerOf } = require('./agent_tool_link.js')
-const { isNotFoundAnswer } = require('./not_found_answer.js')
 const { safeJson } = require('./tracing/json.js')
 const { flattenAgentTree, rootOf } = require('./tracing/agents.js')
 const { activeSpanContext } = require('./tracing/active_parent.js')
 const { Histories } = require('./tracing/history.js')
 const { ToolsJson } = require('./tracing/tools_json.js')
 const R = require('./tracing/records.js')
-
-const warned = new Set()
-function warnOnce(kind, message, code = `ADK_TRACING_${kind}`) {
-  // The exporter already sends one warning per kind of problem; the cap only
-  // keeps a misbehaving collector from growing this set without bound.
-  if (warned.has(kind) || warned.size >= 1024) return
-  warned.add(kind)
-  try {
-    process.emitWarning(message, { type: 'TracingPluginWarning', code })
-  } catch {
-    // A broken warning handler must not break the run either.
-  }
-}
-
-/** The exporter thread's warnings arrive here: once per process for each
- * kind of problem, whatever collector, endpoint or answer its text names. */
-function exportWarning(message, kind) {
-  warnOnce(`EXPORT ${typeof kind === 'string' ? kind : message}`, message, 'ADK_TRACING_EXPORT')
-}
-
-/** What a thrown value says, never throwing: the value may be a revoked
- * Proxy, `Object.create(null)`, or have a throwing `message` or `toString`. */
-function thrownText(error) {
-  try {
-    if ((error !== null && typeof error === 'object') || typeof error === 'function') {
-      const message = error.message
-      if (typeof message === 'string' && message) return message
-    }
-  } catch {
-    // an unreadable message: try the value itself
-  }
-  try {
-    return String(error)
-  } catch {
-    return 'a value that cannot be printed'
-  }
-}
-
-function problem(kind, error) {
-  warnOnce(kind, `TracingPlugin ${kind} failed and was skipped: ${thrownText(error)}`)
-}
-
-// ---- the process-wide exit path -------------------------------------------
-const live = new Set() // WeakRefs of live plugins
-// Plugins with open invocations are held strongly: a plugin only reachable
-// from a finished module scope may be collected before exit, and its
-// dangling spans with it.
-const pinned = new Set()
-let exitHooked = false
-let beforeExitFlushes = 0
-// When beforeExit first found spans pending (since it last found none).
-let pendingSince
-
-function forgetDelivered() {
-  try {
-    if (!sinksPending()) {
-      pendingSince = undefined
-      beforeExitFlushes = 0
-    }
-  } catch {
-    // the exit handler's bound still holds
-  }
-}
-
-function eachLive(fn) {
-  for (const plugin of pinned) {
-    try {
-      fn(plugin)
-    } catch {
-      // Exit must go on for the other plugins.
-    }
-  }
-  for (const ref of live) {
-    const plugin = ref.deref()
-    if (plugin === undefined) {
-      live.delete(ref)
-      continue
-    }
-    if (pinned.has(plugin)) continue
-    try {
-      fn(plugin)
-    } catch {
-      // Exit must go on for the other plugins.
-    }
-  }
-}
-
-function hookExit() {
-  if (exitHooked) return
-  exitHooked = true
-  // The event loop ran dry: whatever is still open was abandoned (a consumer
-  // that broke out and never finished it). End it and flush asynchronously.
-  process.on('beforeExit', () => {
-    eachLive((p) => p._beforeExit())
-    // Sinks of every plugin, also those the program let go of. The flush
-    // keeps the loop alive; beforeExit then comes again, with nothing
-    // pending. The flushes since spans were first found pending share the
-    // exit budget (a collector that is down must not hold the process);
-    // the cap guards against a sink that never settles.
-    try {
-      if (!sinksPending()) {
-        pendingSince = undefined
-      } else if (beforeExitFlushes < 16) {
-        pendingSince ??= performance.now()
-        const flush = flushPendingSinks(performance.now() - pendingSince)
-        if (flush) {
-          beforeExitFlushes++
-          // All delivered: a program that goes on (another listener gave the
-          // loop work) has the whole budget again at its next end.
-          flush.then(forgetDelivered, forgetDelivered)
-        }
-      }
-    } catch {
-      // Exit goes on: the exit handler still delivers within its bound.
-    }
-  })
-  // process.exit() or the natural end: synchronous, bounded shutdown so a
-  // network sink still delivers the interrupted spans.
-  process.on('exit', () => {
-    eachLive((p) => p._exit())
-    try {
-      shutdownAllSinksSync(pendingSince === undefined ? 0 : performance.now() - pendingSince)
-    } catch {
-      // Nothing more can be done while the process ends.
-    }
-  })
-}
-
-// ---- options ----------------------------------------------------------------
-function typeError(message) {
-  return new TypeError(`TracingPlugin: ${message}`)
-}
-
-function optionalString(options, key) {
-  const v = options[key]
-  if (v !== undefined && typeof v !== 'string') throw typeError(`option '${key}' must be a string.`)
-  return v
-}
-
-function stringRecord(options, key) {
-  const v = options[key]
-  if (v === undefined) return undefined
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw typeError(`option '${key}' must be an object of strings.`)
-  const out = []
-  for (const [k, val] of Object.entries(v)) {
-    if (typeof val !== 'string') throw typeError(`option '${key}.${k}' must be a string.`)
-    out.push([k, val])
-  }
-  return out
-}
-
-function nonNegativeInt(value, label, { positive = false, max = 0xffffffff } = {}) {
-  if (value === undefined) return undefined
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < (positive ? 1 : 0) || value > max) {
-    const most = value > max ? ` no greater than ${max}` : ''
-    throw typeError(`option '${label}' must be a ${positive ? 'positive' : 'non-negative'} integer${most}.`)
-  }
-  return value
-}
-
-function nativeOptions(options) {
-  const weave = options.weave
-  if (weave !== undefined && (weave === null || typeof weave !== 'object')) throw typeError("option 'weave' must be an object.")
-  if (weave !== undefined) {
-    if (typeof weave.project !== 'string') throw typeError("option 'weave.project' must be a string ('entity/project').")
-    for (const k of ['apiKey', 'baseUrl']) {
-      if (weave[k] !== undefined && typeof weave[k] !== 'string') throw typeError(`option 'weave.${k}' must be a string.`)
-    }
-  }
-  const batch = options.batch
-  if (batch !== undefined && (batch === null || typeof batch !== 'object')) throw typeError("option 'batch' must be an object.")
-  const exporter = options.exporter
-  if (exporter !== undefined && typeof exporter !== 'string') throw typeError("option 'exporter' must be 'otlp', 'console', 'memory' or 'none'.")
-  return {
-    exporter,
-    endpoint: optionalString(options, 'endpoint'),
-    headers: stringRecord(options, 'headers'),
-    weave: weave && { project: weave.project, apiKey: weave.apiKey, baseUrl: weave.baseUrl },
-    serviceName: optionalString(options, 'serviceName'),
-    resourceAttributes: stringRecord(options, 'resourceAttributes'),
-    batch: batch && {
-      maxQueueSize: nonNegativeInt(batch.maxQueueSize, 'batch.maxQueueSize', { positive: true }),
-      maxExportBatchSize: nonNegativeInt(batch.maxExportBatchSize, 'batch.maxExportBatchSize', { positive: true }),
-      scheduledDelayMillis: nonNegativeInt(batch.scheduledDelayMillis, 'batch.scheduledDelayMillis'),
-      // A batch needs some time to be sent: 0 is refused (as OTEL_BSP_EXPORT_TIMEOUT=0 is).
-      exportTimeoutMillis: nonNegativeInt(batch.exportTimeoutMillis, 'batch.exportTimeoutMillis', { positive: true }),
-    },
-    maxOpenInvocations: nonNegativeInt(options.maxOpenInvocations, 'maxOpenInvocations', { positive: true }),
-    stdoutIsTty: process.stdout?.isTTY === true,
-    exitFlushTimeoutMillis: nonNegativeInt(options.exitFlushTimeoutMillis, 'exitFlushTimeoutMillis'),
-    environment: IS_MAIN_THREAD ? undefined : workerEnvironment(),
-  }
-}
-
-/** A worker thread's own environment, for the exporter's configuration
- * (OTEL_*, WANDB_*, NO_COLOR…): its process.env, not the process's. */
-function workerEnvironment() {
-  const vars = {}
-  for (const [k, v] of Object.entries(process.env)) if (typeof v === 'string') vars[k] = v
-  return vars
-}
-
-// The environment's rules of tracing.md, read for each run (a change
-// between runs applies, as in ADK): bits of native.envRules. On the main
-// thread process.env is the process's environment, which the native side
-// reads for less than two reads through process.env cost (4-7 µs a run
-// inside ADK's pipeline, where they run cold). A worker thread's
-// process.env is a copy of its own: its values are read here.
-const CAPTURE_RULE = 1
-const VERTEX_RULE = 2
-const IS_MAIN_THREAD = require('node:worker_threads').isMainThread
-const readEnvRules = IS_MAIN_THREAD
-  ? native.envRules
-  : () => native.envRulesOf(process.env.ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS, process.env.GOOGLE_GENAI_USE_VERTEXAI)
-
-// The attribute value length limit's variables as a worker thread sees
-// them, for each batch it hands over (the native side reads the process's
-// environment on the main thread). Order: src/export/config.rs
-// VALUE_LIMIT_VARS.
-function workerValueLimits() {
-  const env = process.env
-  return [env.OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT ?? '', env.OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT ?? '']
-}
-
-/** The content-capture rule of tracing.md (env unset or empty: on). */
-function envCapture() {
-  return (readEnvRules() & CAPTURE_RULE) !== 0
-}
-
-// ---- reading ADK objects ------------------------------------------------------
-/** `obj[key]`, for ADK events. ADK's createEvent (an object spread, then a
- * symbol key) gives many events a hidden class of their own, so `event.x`
- * misses V8's inline cache on each of them: about 250 ns per field name,
- * 1.2 µs for the five read here. Reflect.get looks the key up without that
- * cache: 15–35 ns a field either way. Same semantics (getters, proxies). */
-const getField = Reflect.get
-
-function str(v) {
-  return typeof v === 'string' ? v : undefined
-}
-
-/** The agentName getter throws when a context has no agent (Workflow roots). */
-function agentNameOf(ctx) {
-  try {
-    return str(ctx.agentName)
-  } catch {
-    return undefined
-  }
-}
-
-/** `{id, name}` of a node callback's node when it is an agent (a BaseAgent
- * has findAgent, how tracing.md looks agents up), else undefined. */
-function agentNodeOf(params) {
-  const node = params?.node
-  if (node === null || typeof node !== 'object' || typeof node.findAgent !== 'function') return undefined
-  const id = invocationIdOf(params.nodeContext)
-  const name = str(node.name)
-  return id === undefined || name === undefined || name === '' ? undefined : { id, name }
-}
-
-function invocationIdOf(ctx) {
-  const ic = ctx?.invocationContext
-  const id = ic?.invocationId ?? ctx?.invocationId
-  return typeof id === 'string' ? id : undefined
-}
-
-function errorParts(error) {
-  let type = 'Error'
-  let message = ''
-  try {
-    if (error !== null && typeof error === 'object') {
-      if (typeof error.name === 'string' && error.name) type = error.name
-      message = typeof error.message === 'string' ? error.message : String(error)
-    } else {
-      message = String(error)
-    }
-  } catch {
-    message = 'unknown error'
-  }
-  return [type, message]
-}
-
-const CONFIG_KEYS = ['temperature', 'topP', 'maxOutputTokens', 'frequencyPenalty', 'presencePenalty', 'seed', 'stopSequences', 'candidateCount']
-
-// `"key":` of each CONFIG_KEYS entry, for configJson's fast path.
-const CONFIG_PREFIXES = CONFIG_KEYS.map((k) => `${JSON.stringify(k)}:`)
-
-/** The JSON of the CONFIG_KEYS `config` sets. Usually all numbers: their
- * JSON is then built directly (the same text JSON.stringify of the picked
- * object gives: String(n) for finite numbers, else null) without an
- * intermediate object, and the same numbers as the last call's give back
- * its text (an agent sends the same config on every call); anything else
- * takes the general path. Each key is read once (a getter runs once, as
- * before), unless a getter throws: then each is read again on its own. */
-function configJson(config) {
-  if (config === null || typeof config !== 'object') return undefined
-  try {
-    return configJsonOf(config)
-  } catch {
-    // A getter threw: the fields that can be read, as plain values.
-    const readable = {}
-    for (const key of CONFIG_KEYS) {
-      try {
-        const v = config[key]
-        if (v !== undefined) readable[key] = v
-      } catch {
-        // left out, as a field the config does not set
-      }
-    }
-    return configJsonOf(readable)
-  }
-}
-
-function configJsonOf(config) {
-  const values = configValues
-  const last = lastConfig.values
-  let same = true
-  for (let i = 0; i < CONFIG_KEYS.length; i++) {
-    let v = config[CONFIG_KEYS[i]]
-    if (v === null) v = undefined
-    if (v !== undefined && typeof v !== 'number') return pickedConfigJson(config, numbersJson(values, i), i, v)
-    values[i] = v
-    if (v !== last[i]) same = false
-  }
-  if (same) return lastConfig.json
-  const body = numbersJson(values, values.length)
-  const json = body === undefined ? undefined : `${body}}`
-  for (let i = 0; i < values.length; i++) last[i] = values[i]
-  lastConfig.json = json
-  return json
-}
-
-// configJson's numbers of this call, and the last all-number call's with
-// its text (NaN never compares equal: such a config is built again).
-const configValues = new Array(CONFIG_KEYS.length).fill(undefined)
-const lastConfig = { values: new Array(CONFIG_KEYS.length).fill(undefined), json: undefined }
-
-/** The JSON object of `values[0..end]` (numbers, or undefined for none)
- * without its closing brace, or undefined when there are none. */
-function numbersJson(values, end) {
-  let out
-  for (let i = 0; i < end; i++) {
-    const v = values[i]
-    if (v === undefined) continue
-    out = (out === undefined ? '{' : `${out},`) + CONFIG_PREFIXES[i] + (Number.isFinite(v) ? String(v) : 'null')
-  }
-  return out
-}
-
-/** configJson's general path from key `at` (value `value`) on: the
- * numbers before it come back from their JSON `out` (a non-finite one as
- * null, which stringifies the same). */
-function pickedConfigJson(config, out, at, value) {
-  const picked = out === undefined ? {} : JSON.parse(`${out}}`)
-  picked[CONFIG_KEYS[at]] = value
-  for (let i = at + 1; i < CONFIG_KEYS.length; i++) {
-    const v = config[CONFIG_KEYS[i]]
-    if (v !== undefined && v !== null) picked[CONFIG_KEYS[i]] = v
-  }
-  return safeJson(picked)
-}
-
-/** Whether `s` has no lone surrogate (String#isWellFormed where the
- * runtime has it; else assumed not, and the string goes as JSON). */
-const wellFormed =
-  typeof String.prototype.isWellFormed === 'function' ? (s) => s.isWellFormed() : () => false
-
+const { warnOnce, exportWarning, problem } = require('./tracing/warnings.js')
+const { trackForExit, pin, unpin, restartExitBudget } = require('./tracing/exit_path.js')
+const { typeError, nativeOptions } = require('./tracing/options.js')
+const { CAPTURE_RULE, VERTEX_RULE, IS_MAIN_THREAD, readEnvRules, workerValueLimits, envCapture, envFullCapture } = require('./tracing/env_rules.js')
+const {
+  getField,
+  str,
+  agentNameOf,
+  agentNodeOf,
+  invocationIdOf,
+  errorParts,
+  wellFormed,
+  traceStateText,
+  usageOf,
+  streamsRun,
+  isFinalAnswer,
+} = require('./tracing/adk_reads.js')
+const { configJson } = require('./tracing/config_json.js')
+const { retryAnsweredError, keepsSeenResult, seenJson, functionResponsesOf } = require('./tracing/tool_results.js')
 
 // The native function the callbacks use: tracerApply(handle, ...) hands a
 // batch of records (lib/tracing/records.js) to the tracing thread.
@@ -405,81 +49,6 @@ const WARNED = 1
 const SLOTS_REFUSED = 2
 const PROBLEM = 4
 
-/** The W3C text of a span context's `traceState` (an object with
- * `serialize()` in @opentelemetry/api); undefined when it has none. */
-function traceStateText(spanContext) {
-  try {
-    const state = spanContext.traceState
-    const text = typeof state?.serialize === 'function' ? state.serialize() : undefined
-    return typeof text === 'string' && text !== '' ? text : undefined
-  } catch {
-    return undefined
-  }
-}
-
-/** Today's capture of every request in full (the differential test's reference). */
-function envFullCapture() {
-  return process.env.ADK_NATIVE_TRACING_FULL_CAPTURE === '1'
-}
-
-/** A response's usageMetadata when it is an object (its counts are read
- * as the record is written), else undefined. */
-function usageOf(usage) {
-  return usage !== null && typeof usage === 'object' ? usage : undefined
-}
-
-const RETRY_RESPONSE_TYPE = 'ERROR_HANDLED_BY_REFLECT_AND_RETRY_PLUGIN'
-
-/** [type, message] of the thrown error a retry plugin answer (a result
- * afterToolCallback sees) reports, else undefined. An error found in a
- * result ('ToolError') never reaches this plugin's afterToolCallback as an
- * answer: the retry plugin's own answer there ends the chain. */
-function retryAnsweredError(result) {
-  if (result === null || typeof result !== 'object' || result.response_type !== RETRY_RESPONSE_TYPE) return undefined
-  const type = typeof result.error_type === 'string' ? result.error_type : 'Error'
-  if (type === 'ToolError') return undefined
-  // As src/trace/retry_outcome.rs reads an answer in a function response.
-  const details = result.error_details
-  return [type, typeof details === 'string' ? details : details == null ? type : (safeJson(details) ?? type)]
-}
-
-/** What the span model needs of a function response: all of it when
- * captured (the tool result), else only a retry plugin response's fields. */
-function responseJson(response, capture) {
-  if (capture) return safeJson(response ?? {}) ?? '{}'
-  if (response === null || typeof response !== 'object') return '{}'
-  if (response.response_type !== RETRY_RESPONSE_TYPE) return notFoundAnswerJson(response)
-  return safeJson({
-    response_type: response.response_type,
-    error_type: response.error_type,
-    error_details: response.error_details,
-    retry_count: response.retry_count,
-    reflection_guidance: response.reflection_guidance,
-  }) ?? '{}'
-}
-
-/** The retry plugin's answer to a tool name the model invented, past its
- * limit (retry.md), for the span model to tell apart (an error either way
- * round the plugins are registered); any other result: '{}'. */
-function notFoundAnswerJson(response) {
-  if (!isNotFoundAnswer(response) || Object.keys(response).length !== 1) return '{}'
-  return safeJson({ error: response.error }) ?? '{}'
-}
-
-/** Whether the span model can use the result afterToolCallback saw: with
- * content capture every one (a null or undefined shows as null); without,
- * only a retry plugin response (for its fields). */
-function keepsSeenResult(result, capture) {
-  return capture || (result !== null && typeof result === 'object' && result.response_type === RETRY_RESPONSE_TYPE)
-}
-
-/** The JSON of a result afterToolCallback saw (tracing.md Added: made
- * JSON-safe, so a tool's `undefined` or `null` is `null`, as Weave writes it;
- * a function response event's missing response is `{}` instead). */
-function seenJson(result, capture) {
-  return result == null ? 'null' : responseJson(result, capture)
-}
-
 // Results afterToolCallback saw, held per invocation (at most this many
 // each, the latest; an older one is made JSON when pushed out) until it
 // ends: only those no function response event answered (by call id) are
@@ -491,42 +60,6 @@ const SEEN_PER_INVOCATION = 64
 const MAX_TREES = 64
 /** What a run without an agent (a Workflow root) has of a tree. */
 const NO_TREE = Object.freeze({ handle: 0, flat: undefined })
-
-/** Whether the run of `ic` streams (SSE): a model call may then answer in
- * several non-partial responses. */
-function streamsRun(ic) {
-  try {
-    return ic?.runConfig?.streamingMode === 'sse'
-  } catch {
-    return false
-  }
-}
-
-/** Flat (id, name, response JSON) triples of an event's function responses. */
-function functionResponsesOf(content, capture) {
-  const parts = content?.parts
-  if (!Array.isArray(parts)) return undefined
-  let out
-  for (const part of parts) {
-    const fr = part?.functionResponse
-    if (fr === null || typeof fr !== 'object') continue
-    ;(out ??= []).push(str(fr.id) ?? '', str(fr.name) ?? '', responseJson(fr.response, capture))
-  }
-  return out
-}
-
-/** Whether an event's content (with no function response) is its author's
- * final answer, as ADK's isFinalResponse reads it: parts, none a function
- * call; undefined for no parts (a streamed turn's usage-only close says
- * nothing of the run). A skipped summary or a long-running call also ends
- * an agent's run in ADK; left out, their runs go on in the same span. */
-function isFinalAnswer(content) {
-  const parts = content?.parts
-  if (!Array.isArray(parts) || parts.length === 0) return undefined
-  for (const part of parts) if (part?.functionCall != null) return false
-  // A trailing code execution result: the model goes on (ADK's rule too).
-  return parts[parts.length - 1]?.codeExecutionResult == null
-}
 
 // ---- the plugin ------------------------------------------------------------------
 class TracingPlugin {
@@ -612,8 +145,7 @@ class TracingPlugin {
     // Each kind of problem (NoExportKind in src/export/config.rs) is
     // warned about once, whatever value caused it.
     if (warning) warnOnce(`NO_EXPORTER ${native.warningKind}`, warning, 'ADK_TRACING_NO_EXPORTER')
-    live.add(new WeakRef(this))
-    hookExit()
+    trackForExit(this)
   }
 
   // Read-only, as the retry plugin's: the setters accept and ignore
@@ -659,7 +191,7 @@ class TracingPlugin {
       problem('applying callbacks', e)
       return
     }
-    if (this._open.size === 0) pinned.delete(this)
+    if (this._open.size === 0) unpin(this)
     if (bits === 0) return
     try {
       if ((bits & WARNED) !== 0) this._drainWarnings()
@@ -678,7 +210,7 @@ class TracingPlugin {
     const id = ic?.invocationId
     if (typeof id !== 'string') return
     noteInvocationStarted(id)
-    pinned.add(this)
+    pin(this)
     // beforeRunCallback follows onUserMessageCallback for the same run: the
     // second call only adds what changed (a plugin may replace the message;
     // ADK moves ic.agent to a resumed session's agent in between).
@@ -729,9 +261,7 @@ class TracingPlugin {
     const spanId = str(parent?.spanId)
     const isRemote = parent?.isRemote === true
     const streaming = streamsRun(ic)
-    // A run starting after a beforeExit: the exit budget starts afresh.
-    pendingSince = undefined
-    beforeExitFlushes = 0
+    restartExitBudget()
     const r = this._r
     r.start(id, sessionId, appName, userId, rootName, rootDescription, tree.handle, flat, userJson, capture, vertex, traceId, spanId, sampled, isRemote, traceState, streaming)
     if (caller !== undefined) {
@@ -1227,7 +757,7 @@ class TracingPlugin {
     this._stopped = true
     this._open.clear()
     this._callers.clear()
-    pinned.delete(this)
+    unpin(this)
     try {
       const settle = () => {
         this._drainWarnings()
@@ -1268,7 +798,7 @@ class TracingPlugin {
     if (native.openInvocationCount > 0) native.finishAll(true)
     this._open.clear()
     this._callers.clear()
-    pinned.delete(this)
+    unpin(this)
   }
 
   // Finishes what is open; the exit handler then stops every sink at once.

@@ -48,7 +48,7 @@ impl Warnings {
 
     /// Emits `message` unless a warning of `kind` was already emitted. The
     /// kind it carries names the problem for the process-wide once
-    /// (lib/tracing.js) with the collector it is about: the same answer from
+    /// (lib/tracing/warnings.js) with the collector it is about: the same answer from
     /// one collector is warned about once, whatever its words.
     pub fn once(&self, kind: &str, message: String) {
         let first = match self.emitted.lock() {

@@ -50,7 +50,7 @@ pub struct NativeBatchOptions {
     pub export_timeout_millis: Option<u32>,
 }
 
-/// The options of `new TracingPlugin(...)`, type-checked by lib/tracing.js.
+/// The options of `new TracingPlugin(...)`, type-checked by lib/tracing/options.js.
 #[napi(object)]
 pub struct NativeTracingOptions {
     pub exporter: Option<String>,
