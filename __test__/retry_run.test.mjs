@@ -229,6 +229,19 @@ test('an agent without tools: the not-found text says none', async () => {
   assert.deepEqual(answers(llm)[0], [{ error: notFoundText('ghost', []) }]);
 });
 
+test('the not-found answer lists the tools in declaration order, integer-like names too', async () => {
+  // A JavaScript object puts keys like '9' first; Python's and Kotlin's
+  // dictionaries keep the order the agent declared its tools in.
+  const names = ['tool_b', '9', 'tool_a', '1'];
+  const { llm, runner } = setup({
+    script: [call('ghost'), 'ok'],
+    tools: names.map((name) => scriptedTool(name)),
+    plugins: [new ReflectAndRetryToolPlugin({ maxRetries: 0 })],
+  });
+  await runOnce(runner);
+  assert.deepEqual(answers(llm)[0], [{ error: notFoundText('ghost', names) }]);
+});
+
 test('the not-found answer resets nothing: the real tool keeps its count', async () => {
   const tool = scriptedTool('real', [new Error('1'), new Error('2')]);
   const { llm, runner } = setup({

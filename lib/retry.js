@@ -263,11 +263,12 @@ class MissingTool {
     return isInstance(value, MissingTool)
   }
 
-  constructor(name, registered) {
+  constructor(name, registered, request) {
     this.name = name
     this.description = 'Tool not found'
     this.isLongRunning = false
     this._registered = registered
+    this._request = request
   }
 
   async runAsync() {
@@ -290,12 +291,37 @@ class MissingTool {
     }
   }
 
-  /** The agent's tools, in declaration order. */
+  /** The agent's tools, in declaration order: the order of the request's
+   * function declarations (ADK adds a tool to both at once), as Python's
+   * and Kotlin's dictionaries keep it. The dictionary's own key order puts
+   * integer-like names first; it only orders tools with no declaration. */
   availableToolNames() {
+    const dict = this._registered
+    const names = []
+    const listed = new Set()
     try {
-      return Object.keys(this._registered)
+      const tools = this._request?.config?.tools
+      if (Array.isArray(tools)) {
+        for (const tool of tools) {
+          const declarations = tool?.functionDeclarations
+          if (!Array.isArray(declarations)) continue
+          for (const declaration of declarations) {
+            const name = declaration?.name
+            if (typeof name === 'string' && !listed.has(name) && Object.hasOwn(dict, name)) {
+              listed.add(name)
+              names.push(name)
+            }
+          }
+        }
+      }
     } catch {
-      return []
+      // unreadable declarations: the dictionary's order
+    }
+    try {
+      for (const name of Object.keys(dict)) if (!listed.has(name)) names.push(name)
+      return names
+    } catch {
+      return names
     }
   }
 }
@@ -344,6 +370,10 @@ function addingTool() {
 // have is present and is a MissingTool (one per name, made on first use),
 // except to a tool adding itself.
 class GuardedToolsDict {
+  constructor(request) {
+    this.request = request
+  }
+
   has(dict, key) {
     if (key === GUARDED) return true
     if (isUnknownName(dict, key)) return !addingTool()
@@ -356,7 +386,7 @@ class GuardedToolsDict {
     this.missing ??= new Map()
     let tool = this.missing.get(key)
     if (tool === undefined) {
-      tool = standIn(key, dict)
+      tool = standIn(key, dict, this.request)
       this.missing.set(key, tool)
     }
     return tool
@@ -367,20 +397,20 @@ class GuardedToolsDict {
  * (toString, hasOwnProperty…) the stand-in is also that method, applied to
  * whatever it is called on, so code using the dictionary as a plain object
  * (`dict.hasOwnProperty(k)`, `String(dict)`) still works. */
-function standIn(key, dict) {
+function standIn(key, dict, request) {
   const inherited = Reflect.get(Object.prototype, key)
-  if (typeof inherited !== 'function') return new MissingTool(key, dict)
+  if (typeof inherited !== 'function') return new MissingTool(key, dict, request)
   const method = function (...args) {
     return Reflect.apply(inherited, this, args)
   }
   Object.setPrototypeOf(method, MissingTool.prototype)
   Object.defineProperty(method, 'name', { value: key })
-  Object.assign(method, { description: 'Tool not found', isLongRunning: false, _registered: dict })
+  Object.assign(method, { description: 'Tool not found', isLongRunning: false, _registered: dict, _request: request })
   return method
 }
 
-function guardToolsDict(dict) {
-  return new Proxy(dict, new GuardedToolsDict())
+function guardToolsDict(dict, request) {
+  return new Proxy(dict, new GuardedToolsDict(request))
 }
 
 // --- the plugin ---------------------------------------------------------------
@@ -558,7 +588,7 @@ class ReflectAndRetryToolPlugin {
     try {
       const request = params?.llmRequest
       const dict = request?.toolsDict
-      if (dict !== null && typeof dict === 'object' && !dict[GUARDED]) request.toolsDict = guardToolsDict(dict)
+      if (dict !== null && typeof dict === 'object' && !dict[GUARDED]) request.toolsDict = guardToolsDict(dict, request)
     } catch {
       // A frozen or foreign request: unknown names stay ADK's own error.
     }
