@@ -2,21 +2,33 @@
 // ReflectAndRetryToolPlugin: answers failed tool calls with reflection
 // guidance so the model corrects itself (behaviour: specs/retry.md).
 //
-// Counting, decisions and the guidance texts live in Rust (src/retry, via src/js/retry/). This
-// shell reads the few values a failure needs from ADK's objects, renders
-// `<details>` and `<args>` the way JavaScript prints them, keeps the
-// (scope, tool) pairs, and makes one synchronous native call per failure.
-// Callbacks it does not use are the shared pre-resolved PASS promise.
-const { types } = require('node:util')
+// Counting, decisions and the guidance texts live in Rust (src/retry, via
+// src/js/retry/). This shell reads the few values a failure needs from
+// ADK's objects (lib/retry/reads.js), renders `<details>` and `<args>` the
+// way JavaScript prints them (lib/retry/answers.js), keeps the (scope,
+// tool) pairs, and makes one synchronous native call per failure. Unknown
+// tool names reach it through lib/retry/missing_tool.js. Callbacks it does
+// not use are the shared pre-resolved PASS promise.
 const { fillPassThroughCallbacks, PASS } = require('./plugin_shell.js')
-const { retryEngineCreate, retryEngineRelease, retryGuidanceTexts, retryHotCalls } = require('./native.js')
+const { retryEngineCreate, retryEngineRelease, retryHotCalls } = require('./native.js')
 // The per-failure calls: plain N-API callbacks taking one key number.
 const { retryFailure, retryUnknownToolFailure } = retryHotCalls()
 const { noteInvocationStarted } = require('./run_guarded.js')
 const { isNotFoundAnswer } = require('./not_found_answer.js')
+const { toolNameOf, invocationIdOf, isThenable, isError, safeString, readOr } = require('./retry/reads.js')
+const {
+  REFLECT_AND_RETRY_RESPONSE_TYPE,
+  retryGuidance,
+  exceededGuidance,
+  notRetryableGuidance,
+  toolNotFoundText,
+  prettyJson,
+  describe,
+  response,
+} = require('./retry/answers.js')
+const { MissingTool, GUARDED, guardToolsDict } = require('./retry/missing_tool.js')
 
 const TrackingScope = Object.freeze({ INVOCATION: 'invocation', GLOBAL: 'global' })
-const REFLECT_AND_RETRY_RESPONSE_TYPE = 'ERROR_HANDLED_BY_REFLECT_AND_RETRY_PLUGIN'
 const GLOBAL_SCOPE_KEY = '__global_reflect_and_retry_scope__'
 const RESULT_ERROR_EXCEEDED = 'A tool result reported an error and the retry limit was exceeded.'
 
@@ -31,92 +43,6 @@ const EXCEEDED = -1
 const REJECT = -2
 const NOT_FOUND = -3
 
-// The guidance texts are Rust's (src/retry/guidance.rs), fetched once as the
-// fixed pieces between their placeholders. Joining them here makes V8 cons
-// strings that share the pieces: no 1.5 KB copy per failure, no napi string.
-const TEXTS = retryGuidanceTexts()
-const [R0, R1, R2, R3, R4, R5] = TEXTS.retry
-const [E0, E1, E2, E3, E4, E5] = TEXTS.exceeded
-const [N0, N1, N2, N3, N4] = TEXTS.notRetryable
-const [F0, F1, F2, F3, F4] = TEXTS.toolNotFound
-
-function retryGuidance(name, details, args, n, max) {
-  return R0 + name + R1 + details + R2 + args + R3 + n + R4 + max + R5
-}
-
-function exceededGuidance(name, details, args, max) {
-  return E0 + name + E1 + max + E2 + details + E3 + args + E4 + name + E5
-}
-
-function notRetryableGuidance(name, details, args) {
-  return N0 + name + N1 + details + N2 + args + N3 + name + N4
-}
-
-function toolNotFoundText(name, available) {
-  return F0 + name + F1 + (available.length ? available.join(F3) : F4) + F2
-}
-
-// --- reading ADK objects without ever throwing ------------------------------
-
-function toolNameOf(tool) {
-  try {
-    const name = tool?.name
-    return typeof name === 'string' ? name : name == null ? '' : String(name)
-  } catch {
-    return ''
-  }
-}
-
-// ADK's context ids are prototype getters; a context without an invocation
-// (or a foreign object whose getter throws) counts under the empty key.
-function invocationIdOf(context) {
-  try {
-    const id = context?.invocationId
-    return typeof id === 'string' ? id : ''
-  } catch {
-    return ''
-  }
-}
-
-function isThenable(value) {
-  if (value === null || (typeof value !== 'object' && typeof value !== 'function')) return false
-  try {
-    return typeof value.then === 'function'
-  } catch {
-    return false
-  }
-}
-
-/** `value instanceof C`, false where the check itself throws (a revoked
- * Proxy, or one in the prototype chain, or a throwing getPrototypeOf trap). */
-function isInstance(value, C) {
-  try {
-    return value instanceof C
-  } catch {
-    return false
-  }
-}
-
-function isError(value) {
-  return types.isNativeError(value) || isInstance(value, Error)
-}
-
-function safeString(value) {
-  try {
-    return String(value)
-  } catch {
-    return '[unprintable]'
-  }
-}
-
-function readOr(obj, key, fallback) {
-  try {
-    return obj[key]
-  } catch {
-    return fallback
-  }
-}
-
 // runGuarded must learn the id of a run that throws before its first event
 // (another plugin's beforeRunCallback) to finish it on every plugin; without a
 // runGuarded call driving the run this costs one AsyncLocalStorage lookup.
@@ -127,290 +53,6 @@ function noteRun(params) {
     // no context: nothing to note
   }
   return PASS
-}
-
-// --- rendering ----------------------------------------------------------------
-
-// Used only when JSON.stringify throws (cycles, BigInt, throwing getters or
-// toJSON): the same layout, with what cannot be rendered named in place.
-function fallbackJson(root) {
-  const ancestors = []
-  function render(value, key, indent) {
-    if (value !== null && (typeof value === 'object' || typeof value === 'bigint')) {
-      try {
-        const toJSON = value.toJSON
-        if (typeof toJSON === 'function') value = toJSON.call(value, key)
-      } catch {
-        return '"[unreadable]"'
-      }
-    }
-    switch (typeof value) {
-      case 'string':
-        return JSON.stringify(value)
-      case 'number':
-        return Number.isFinite(value) ? String(value) : 'null'
-      case 'boolean':
-      case 'bigint':
-        return String(value)
-      case 'object':
-        break
-      default:
-        return undefined // undefined, functions and symbols are skipped, as JSON does
-    }
-    if (value === null) return 'null'
-    if (ancestors.includes(value)) return '"[Circular]"'
-    ancestors.push(value)
-    try {
-      const inner = indent + '  '
-      const parts = []
-      if (Array.isArray(value)) {
-        const length = readOr(value, 'length', 0)
-        for (let i = 0; i < length; i++) {
-          const item = readOr(value, i, '[unreadable]')
-          parts.push(inner + (render(item, String(i), inner) ?? 'null'))
-        }
-        return parts.length ? `[\n${parts.join(',\n')}\n${indent}]` : '[]'
-      }
-      let keys
-      try {
-        keys = Object.keys(value)
-      } catch {
-        return '"[unreadable]"'
-      }
-      for (const k of keys) {
-        const text = render(readOr(value, k, '[unreadable]'), k, inner)
-        if (text !== undefined) parts.push(`${inner}${JSON.stringify(k)}: ${text}`)
-      }
-      return parts.length ? `{\n${parts.join(',\n')}\n${indent}}` : '{}'
-    } finally {
-      ancestors.pop()
-    }
-  }
-  try {
-    return render(root, '', '') ?? safeString(root)
-  } catch {
-    return '"[unreadable]"'
-  }
-}
-
-/** `JSON.stringify(value, null, 2)`, never throwing. */
-function prettyJson(value) {
-  try {
-    const text = JSON.stringify(value, null, 2)
-    if (text !== undefined) return text
-  } catch {
-    return fallbackJson(value)
-  }
-  return safeString(value) // a function or symbol: JSON has no text for it
-}
-
-/** What a failure shows: `error_type`, `error_details` and the `<details>` text. */
-function describe(error, foundInResult) {
-  if (isError(error)) {
-    // Named loads, not readOr's keyed ones: those went megamorphic and took
-    // V8's slow lookup on every failure.
-    let rawName = ''
-    let rawMessage = ''
-    try {
-      rawName = error.name
-    } catch {
-      // a throwing getter: no name
-    }
-    try {
-      rawMessage = error.message
-    } catch {
-      // a throwing getter: no message
-    }
-    const type = rawName ? safeString(rawName) : 'Error'
-    const message = typeof rawMessage === 'string' ? rawMessage : rawMessage == null ? '' : safeString(rawMessage)
-    return { type, details: message, text: `${type}: ${message}` }
-  }
-  const type = foundInResult ? 'ToolError' : 'Error'
-  if (typeof error === 'string') return { type, details: error, text: error }
-  if (error !== null && typeof error === 'object') return { type, details: error, text: prettyJson(error) }
-  const text = safeString(error)
-  return { type, details: text, text }
-}
-
-function response(type, details, retryCount, guidance) {
-  return {
-    response_type: REFLECT_AND_RETRY_RESPONSE_TYPE,
-    error_type: type,
-    error_details: details,
-    retry_count: retryCount,
-    reflection_guidance: guidance,
-  }
-}
-
-// --- unregistered tool names --------------------------------------------------
-
-// ADK 2.0.0 throws `Function <name> is not found in the toolsDict.` for a name
-// the model invented and never calls a tool callback. beforeModelCallback
-// wraps the request's toolsDict so such a name finds this stand-in, whose
-// failure then takes the normal onToolErrorCallback path. The tools declared
-// to the model (llmRequest.config.tools) are not touched.
-//
-// One question gets the agent's own answer: BaseTool.processLlmRequest's
-// duplicate check (`name in llmRequest.toolsDict`), so a callback after this
-// plugin can still add a tool the ADK way. Telling that check from ADK's
-// look-up of a called name by when it comes (the model's answer) fails where
-// no callback marks it: a Workflow node handles the calls of a cached answer
-// before any callback of this plugin runs.
-class MissingTool {
-  /** Never throws (a revoked Proxy is not one); measured faster than a
-   * private brand check (`#x in value`) on Node 20. */
-  static is(value) {
-    return isInstance(value, MissingTool)
-  }
-
-  constructor(name, registered, request) {
-    this.name = name
-    this.description = 'Tool not found'
-    this.isLongRunning = false
-    this._registered = registered
-    this._request = request
-  }
-
-  async runAsync() {
-    throw new Error(`Function ${this.name} is not found in the toolsDict.`)
-  }
-
-  _getDeclaration() {
-    return undefined
-  }
-
-  async processLlmRequest() {}
-
-  /** The tools `tool` lists, never throwing (a Proxy may pass for one). */
-  static available(tool) {
-    try {
-      const names = tool.availableToolNames()
-      return Array.isArray(names) ? names : []
-    } catch {
-      return []
-    }
-  }
-
-  /** The agent's tools, in declaration order: the order of the request's
-   * function declarations (ADK adds a tool to both at once), as Python's
-   * and Kotlin's dictionaries keep it. The dictionary's own key order puts
-   * integer-like names first; it only orders tools with no declaration. */
-  availableToolNames() {
-    const dict = this._registered
-    const names = []
-    const listed = new Set()
-    try {
-      const tools = this._request?.config?.tools
-      if (Array.isArray(tools)) {
-        for (const tool of tools) {
-          const declarations = tool?.functionDeclarations
-          if (!Array.isArray(declarations)) continue
-          for (const declaration of declarations) {
-            const name = declaration?.name
-            if (typeof name === 'string' && !listed.has(name) && Object.hasOwn(dict, name)) {
-              listed.add(name)
-              names.push(name)
-            }
-          }
-        }
-      }
-    } catch {
-      // unreadable declarations: the dictionary's order
-    }
-    try {
-      for (const name of Object.keys(dict)) if (!listed.has(name)) names.push(name)
-      return names
-    } catch {
-      return names
-    }
-  }
-}
-
-const GUARDED = Symbol('reflectAndRetryGuardedToolsDict')
-
-// Only the agent's own tools are known: a name Object.prototype answers
-// (toString, constructor, __proto__…) is a tool the model invented, as in
-// Python's and Kotlin's dictionaries (with `in`, ADK took it for a tool and
-// failed on its missing runAsync). For this request's dictionary only.
-function isUnknownName(dict, key) {
-  return typeof key === 'string' && key !== '' && !Object.hasOwn(dict, key)
-}
-
-/** Whether the `in` check being answered is a tool's processLlmRequest
- * (adding itself): the frame under the trap, by V8's call sites, which a
- * custom Error.prepareStackTrace does not change. Costs a few microseconds,
- * only for a name the agent lacks. Method names survive minifiers. */
-function addingTool() {
-  const { prepareStackTrace, stackTraceLimit } = Error
-  try {
-    Error.stackTraceLimit = 3
-    Error.prepareStackTrace = (_, frames) => frames
-    const holder = {}
-    // Frames from the trap down: has, then what asked.
-    Error.captureStackTrace(holder, addingTool)
-    const frames = holder.stack
-    if (!Array.isArray(frames)) return false
-    for (const f of frames) {
-      if (f.getFunctionName?.() === 'processLlmRequest' || f.getMethodName?.() === 'processLlmRequest') return true
-    }
-    return false
-  } catch {
-    return false
-  } finally {
-    try {
-      Error.prepareStackTrace = prepareStackTrace
-      Error.stackTraceLimit = stackTraceLimit
-    } catch {
-      // frozen intrinsics: nothing was changed either
-    }
-  }
-}
-
-// The Proxy handler of one request's toolsDict: any name the agent does not
-// have is present and is a MissingTool (one per name, made on first use),
-// except to a tool adding itself.
-class GuardedToolsDict {
-  constructor(request) {
-    this.request = request
-  }
-
-  has(dict, key) {
-    if (key === GUARDED) return true
-    if (isUnknownName(dict, key)) return !addingTool()
-    return Reflect.has(dict, key)
-  }
-
-  get(dict, key, receiver) {
-    if (key === GUARDED) return true
-    if (!isUnknownName(dict, key)) return Reflect.get(dict, key, receiver)
-    this.missing ??= new Map()
-    let tool = this.missing.get(key)
-    if (tool === undefined) {
-      tool = standIn(key, dict, this.request)
-      this.missing.set(key, tool)
-    }
-    return tool
-  }
-}
-
-/** The MissingTool for `key`. For a method name Object.prototype answers
- * (toString, hasOwnProperty…) the stand-in is also that method, applied to
- * whatever it is called on, so code using the dictionary as a plain object
- * (`dict.hasOwnProperty(k)`, `String(dict)`) still works. */
-function standIn(key, dict, request) {
-  const inherited = Reflect.get(Object.prototype, key)
-  if (typeof inherited !== 'function') return new MissingTool(key, dict, request)
-  const method = function (...args) {
-    return Reflect.apply(inherited, this, args)
-  }
-  Object.setPrototypeOf(method, MissingTool.prototype)
-  Object.defineProperty(method, 'name', { value: key })
-  Object.assign(method, { description: 'Tool not found', isLongRunning: false, _registered: dict, _request: request })
-  return method
-}
-
-function guardToolsDict(dict, request) {
-  return new Proxy(dict, new GuardedToolsDict(request))
 }
 
 // --- the plugin ---------------------------------------------------------------
