@@ -1,4 +1,5 @@
 use super::*;
+use base64::Engine as _;
 use std::collections::HashMap;
 
 fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
