@@ -16,7 +16,7 @@ import {
   SequentialAgent,
   isAgentTool,
 } from '@google/adk'
-import { AgentTool, REFLECT_AND_RETRY_RESPONSE_TYPE, ReflectAndRetryToolPlugin, TracingPlugin, runGuarded } from '../index.js'
+import { AgentTool, REFLECT_AND_RETRY_RESPONSE_TYPE, ReflectAndRetryToolPlugin, TracingPlugin, guardRunner, runGuarded } from '../index.js'
 import { ScriptedLlm, call } from './helpers/scripted_llm.mjs'
 import { addTool, newSession, one, parallelWithStuckSubRun, plugin, request } from './helpers/tracing_helpers.mjs'
 
@@ -287,6 +287,37 @@ for (const guarded of [true, false]) {
     for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r))
     assert.equal(tracing.openInvocationCount, 0)
     assert.equal(tracing.getFinishedSpans().length, before)
+  })
+}
+
+// An abort ends ADK's generator as if the run were drained; it cut the run
+// short all the same, so the sub-run it left waiting is finished too.
+for (const api of ['runGuarded', 'guardRunner']) {
+  test(`an outer abort mid-sub-run finishes the sub-run on every plugin (${api})`, async () => {
+    const { root, release } = parallelWithPendingSubRun()
+    const { retry, tracing, rec, runner } = setup(root)
+    const controller = new AbortController()
+    // ADK checks the signal right after onEventCallback: the iteration ends there.
+    runner.pluginManager.registerPlugin(
+      plugin('aborter', {
+        onEventCallback: async ({ event }) => {
+          if (isAnswerOf('b')(event)) controller.abort()
+          return undefined
+        },
+      }),
+    )
+    const finished = []
+    rec.finishInterruptedInvocation = (id) => finished.push(id)
+    const req = { ...request(await newSession(runner)), abortSignal: controller.signal }
+    await drain(api === 'runGuarded' ? runGuarded(runner, req) : guardRunner(runner).runAsync(req))
+    assert.ok(controller.signal.aborted)
+    const innerId = rec.idOf('helper')
+    assert.ok(innerId)
+    assert.ok(finished.includes(innerId), 'the sub-run finished on a foreign plugin too')
+    assert.equal((await failAgain(retry, innerId)).retry_count, 1, 'inner scope dropped')
+    assert.equal(tracing.openInvocationCount, 0)
+    assert.equal(innerRoot(tracing.getFinishedSpans(), 'helper').attributes[INTERRUPTED], true)
+    release()
   })
 }
 

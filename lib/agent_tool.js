@@ -145,7 +145,7 @@ class AgentTool {
     // Guarded: an inner run that throws or is aborted (no afterRunCallback)
     // is finished on every plugin all the same.
     let lastEvent
-    for await (const event of guarded(runner, () => runner.runAsync(request))) {
+    for await (const event of guarded(runner, () => runner.runAsync(request), request.abortSignal)) {
       if (toolContext.abortSignal?.aborted) return undefined
       if (event.actions.stateDelta) {
         const filteredDelta = Object.fromEntries(

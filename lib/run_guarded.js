@@ -16,7 +16,8 @@
 // and is guarded itself (lib/agent_tool.js). An id is noted in every enclosing
 // store, so the outermost guard also finishes inner runs that could not end
 // on their own (a consumer broke out while a parallel branch was inside one).
-// Only a run cut short does that: a run that was drained finishes its own
+// Only a run cut short does that (an abort counts: ADK's generator then
+// returns as if drained): a run that was drained finishes its own
 // invocation alone, since any nested run still open then is not stuck but
 // still going (a tool's fire-and-forget run on another runner), and closing
 // it would cut its spans short and drop its retry counts mid-run.
@@ -99,6 +100,24 @@ function pluginsOf(runner) {
   }
 }
 
+/** The `abortSignal` of a runAsync/runEphemeral request, when it has one. */
+function signalOf(request) {
+  try {
+    const signal = request?.abortSignal
+    return signal !== null && typeof signal === 'object' ? signal : undefined
+  } catch {
+    return undefined
+  }
+}
+
+function aborted(signal) {
+  try {
+    return signal?.aborted === true
+  } catch {
+    return false
+  }
+}
+
 function finishAll(runner, ids) {
   if (ids.size === 0) return
   for (const plugin of pluginsOf(runner)) {
@@ -117,9 +136,9 @@ function finishAll(runner, ids) {
  * Yields what `start(store)` (a runner method's event generator) yields and
  * finishes, on every plugin of `runner`, its own invocation however the
  * iteration ends, and every invocation started meanwhile when it is cut
- * short (break, throw, abort).
+ * short (break, throw, or `signal`, the request's abortSignal, aborted).
  */
-async function* guarded(runner, start) {
+async function* guarded(runner, start, signal) {
   watchRunStarts(runner)
   const store = new StartedInvocations(startedInvocations.getStore())
   const events = startedInvocations.run(store, start, store)
@@ -146,7 +165,7 @@ async function* guarded(runner, start) {
     } catch {
       // The inner generator failing while closing changes nothing here.
     } finally {
-      const finished = drained ? store.own : store.ids
+      const finished = drained && !aborted(signal) ? store.own : store.ids
       finishAll(runner, finished)
       // Only this runner's plugins ever saw these invocations: the
       // enclosing runs need not finish them again.
@@ -165,7 +184,7 @@ async function* runGuarded(runner, request) {
     } finally {
       store.delegatesTo = undefined
     }
-  })
+  }, signalOf(request))
 }
 
 const guardedRunners = new WeakSet()
@@ -190,7 +209,7 @@ function guardRunner(runner) {
         store.delegatesTo = undefined
         return runAsync.call(runner, params)
       }
-      return guarded(runner, () => runAsync.call(runner, params))
+      return guarded(runner, () => runAsync.call(runner, params), signalOf(params))
     },
     writable: true,
     configurable: true,
@@ -200,10 +219,14 @@ function guardRunner(runner) {
     // ADK's runEphemeral runs this.runAsync, guarded by this call already.
     Object.defineProperty(runner, 'runEphemeral', {
       value: function runEphemeralGuarded(params) {
-        return guarded(runner, (store) => {
-          store.delegatesTo = runner // until its first runAsync call
-          return runEphemeral.call(runner, params)
-        })
+        return guarded(
+          runner,
+          (store) => {
+            store.delegatesTo = runner // until its first runAsync call
+            return runEphemeral.call(runner, params)
+          },
+          signalOf(params),
+        )
       },
       writable: true,
       configurable: true,
