@@ -213,6 +213,33 @@ fn weave_base_url_never_doubles_the_slash() {
 }
 
 #[test]
+fn a_weave_project_no_header_can_carry_is_refused_at_construction() {
+    for project in [
+        "team/proj\nX-Injected: 1",
+        "team/pr\u{7f}oj",
+        "team/\u{0}proj",
+    ] {
+        let message = is_type_error(resolve(
+            &ExportOptions {
+                weave: weave(project, Some("k123")),
+                ..Default::default()
+            },
+            &no_env,
+        ));
+        assert!(message.contains("weave.project"), "{message}");
+    }
+    // Surrounding spaces are trimmed, as before; the project is sent as given.
+    let c = otlp(resolve(
+        &ExportOptions {
+            weave: weave(" team/proj ", Some("k123")),
+            ..Default::default()
+        },
+        &no_env,
+    ));
+    assert_eq!(header(&c, "project_id"), Some("team/proj"));
+}
+
+#[test]
 fn weave_headers_join_the_users_headers_and_win() {
     let o = ExportOptions {
         weave: weave("e/p", Some("k123")),

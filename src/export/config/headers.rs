@@ -18,6 +18,13 @@ pub(super) fn resolve_weave(
             "{PREFIX} weave.project must be a non-empty 'entity/project' string."
         )));
     }
+    // It travels as the project_id header: a value HTTP refuses would fail
+    // every export, so it is refused here, where the user wrote it.
+    if ureq::http::HeaderValue::from_str(project).is_err() {
+        return Err(ConfigError::Type(format!(
+            "{PREFIX} weave.project must be an 'entity/project' string without control characters."
+        )));
+    }
     let key = weave
         .api_key
         .as_deref()
