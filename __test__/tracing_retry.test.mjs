@@ -68,6 +68,39 @@ for (const order of ['before', 'after']) {
   })
 }
 
+// A plugin registered before both that answers onEventCallback for the
+// function response events hides the event carrying the retry answer, and
+// the answer to an error found in a result ends the afterToolCallback chain:
+// no callback hands that answer on, so the retry plugin tells the tracing
+// plugin itself (lib/retry_answers.js). A thrown error's answer reaches
+// afterToolCallback as its result anyway.
+for (const order of ['before', 'after']) {
+  for (const mode of ['thrown', 'result']) {
+    test(`retry plugin ${order} tracing, error ${mode}, the response event hidden by an earlier plugin: the same spans`, async () => {
+      const hasResponse = (event) => event.content?.parts?.some((p) => p.functionResponse)
+      const stopper = plugin('stopper', { onEventCallback: async ({ event }) => (hasResponse(event) ? { ...event } : undefined) })
+      const root = agent('a', [call('flaky', {}), call('flaky', {}), 'gave up'], { tools: [flaky(mode)] })
+      const retry = new ReflectAndRetryToolPlugin({
+        maxRetries: 1,
+        throwExceptionIfRetryExceeded: false,
+        ...(mode === 'result' ? { resultErrorExtractor: ({ result }) => result?.error } : {}),
+      })
+      const { tracing, runner } = traced(root, order === 'before' ? { before: [stopper, retry] } : { before: [stopper], plugins: [retry] })
+      await runOnce(runner)
+      const spans = byName(tracing.getFinishedSpans(), 'execute_tool flaky')
+      const errorType = mode === 'thrown' ? 'Error' : 'ToolError'
+      assert.deepEqual(
+        spans.map((s) => [s.status.code, s.attributes['error.type'], s.attributes['adk.retry.outcome'], s.attributes['gen_ai.tool.call.result']]),
+        [
+          [2, errorType, 'retry', undefined],
+          [2, errorType, 'exceeded', undefined],
+        ],
+      )
+      assert.equal(tracing.openInvocationCount, 0)
+    })
+  }
+}
+
 test('retry attributes do not depend on content capture', async () => {
   const root = agent('a', [call('flaky', {}), 'gave up'], { tools: [flaky('thrown')] })
   const { tracing, runner } = traced(root, { captureContent: false, plugins: [new ReflectAndRetryToolPlugin()] })

@@ -14,6 +14,7 @@ const { retryEngineCreate, retryEngineRelease, retryHotCalls } = require('./nati
 // The per-failure calls: plain N-API callbacks taking one key number.
 const { retryFailure, retryUnknownToolFailure } = retryHotCalls()
 const { noteInvocationStarted } = require('./run_guarded.js')
+const { announceRetryAnswer } = require('./retry_answers.js')
 const { isNotFoundAnswer } = require('./not_found_answer.js')
 const { toolNameOf, invocationIdOf, isThenable, isError, safeString, readOr } = require('./retry/reads.js')
 const {
@@ -286,7 +287,12 @@ class ReflectAndRetryToolPlugin {
 
   #afterExtract(tool, toolArgs, toolContext, found) {
     if (found === null || found === undefined) return this.#success(tool, toolContext)
-    return this.#onFailure(tool, toolArgs, toolContext, found, true)
+    // The answer ends the afterToolCallback chain: the tracing plugins hear
+    // it here (lib/retry_answers.js). A rejection passes through unchanged.
+    return this.#onFailure(tool, toolArgs, toolContext, found, true).then((answer) => {
+      announceRetryAnswer(tool, toolContext, answer)
+      return answer
+    })
   }
 
   #dropScope(invocationId) {

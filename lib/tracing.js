@@ -18,6 +18,7 @@ const { ToolsJson } = require('./tracing/tools_json.js')
 const R = require('./tracing/records.js')
 const { warnOnce, exportWarning, problem } = require('./tracing/warnings.js')
 const { trackForExit, pin, unpin, restartExitBudget } = require('./tracing/exit_path.js')
+const { listenForRetryAnswers } = require('./retry_answers.js')
 const { typeError, nativeOptions } = require('./tracing/options.js')
 const { CAPTURE_RULE, VERTEX_RULE, IS_MAIN_THREAD, readEnvRules, workerValueLimits, envCapture, envFullCapture } = require('./tracing/env_rules.js')
 const {
@@ -146,6 +147,7 @@ class TracingPlugin {
     // warned about once, whatever value caused it.
     if (warning) warnOnce(`NO_EXPORTER ${native.warningKind}`, warning, 'ADK_TRACING_NO_EXPORTER')
     trackForExit(this)
+    listenForRetryAnswers(this)
   }
 
   // Read-only, as the retry plugin's: the setters accept and ignore
@@ -561,6 +563,18 @@ class TracingPlugin {
       problem('afterToolCallback', e)
     }
     return PASS
+  }
+
+  /** A ReflectAndRetryToolPlugin answered an error found in a tool's result
+   * (lib/retry_answers.js): that answer is the result the model sees, taken
+   * as this plugin's afterToolCallback would take it (the answer ended that
+   * chain; the event carrying it may not come here either). Only for runs
+   * this plugin traces. */
+  _retryAnswered(tool, toolContext, answer) {
+    if (this._stopped) return
+    const id = invocationIdOf(toolContext)
+    if (id === undefined || !this._open.has(id)) return
+    this.afterToolCallback({ tool, toolContext, result: answer })
   }
 
   onToolErrorCallback(params) {
