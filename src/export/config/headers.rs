@@ -20,7 +20,7 @@ pub(super) fn resolve_weave(
     }
     // It travels as the project_id header: a value HTTP refuses would fail
     // every export, so it is refused here, where the user wrote it.
-    if ureq::http::HeaderValue::from_str(project).is_err() {
+    if check_header("project_id", project).is_err() {
         return Err(ConfigError::Type(format!(
             "{PREFIX} weave.project must be an 'entity/project' string without control characters."
         )));
