@@ -291,6 +291,38 @@ test('a Workflow agent node ends its span when the node completes, not at the ru
   assert.equal(tracing.openInvocationCount, 0)
 })
 
+test("a node run another plugin answered from its cache does not hold the agent's later spans open", needsAdk2, async () => {
+  // a -> gate -> a -> gate -> a -> gate -> fin. A plugin after this one
+  // answers a's first node run from its cache (ADK then calls no
+  // afterNodeCallback for it); each real run of a still ends its span when
+  // its node completes, before fin's 40 ms.
+  const { createEvent } = adk
+  let passes = 0
+  const a = agent('a', ['a1', 'a2'])
+  const gate = function gate() {
+    passes++
+    return createEvent({ author: 'gate', route: passes < 3 ? 'again' : 'done', output: passes })
+  }
+  const fin = async function fin() {
+    await new Promise((resolve) => setTimeout(resolve, 40))
+    return 'fin'
+  }
+  const wf = new Workflow({ name: 'wf', edges: [[START, a], [a, gate], [gate, { again: a, done: fin }]] })
+  let runsOfA = 0
+  const cache = plugin('node_cache', {
+    beforeNodeCallback: async ({ node }) => (node.name === 'a' && runsOfA++ === 0 ? 'cached' : undefined),
+  })
+  const { tracing, runner } = traced(wf, { plugins: [cache] })
+  await runOnce(runner)
+  assert.equal(runsOfA, 3)
+  const spans = tracing.getFinishedSpans()
+  const root = rootOf(spans)
+  const spansOfA = byName(spans, 'invoke_agent a')
+  assert.equal(spansOfA.length, 2)
+  for (const s of spansOfA) assert.ok(root.endTimeUnixNano - s.endTimeUnixNano >= 30_000_000n, `${s.endTimeUnixNano} vs root ${root.endTimeUnixNano}`)
+  assert.equal(tracing.openInvocationCount, 0)
+})
+
 test("a ParallelWorker's agent span ends when its last item completes, not its first", needsAdk2, async () => {
   const { ParallelWorker } = adk
   const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))

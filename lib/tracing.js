@@ -62,6 +62,23 @@ const MAX_TREES = 64
 /** What a run without an agent (a Workflow root) has of a tree. */
 const NO_TREE = Object.freeze({ handle: 0, flat: undefined })
 
+/** Drops from `inFlight` (an agent node's runs between beforeNodeCallback
+ * and afterNodeCallback, by node context) the runs that hold their output:
+ * done, or answered by another plugin's beforeNodeCallback (a node cache),
+ * after which ADK calls no afterNodeCallback. Left in, such a run would
+ * keep the agent's span open until the invocation ends. */
+function dropFinishedNodeRuns(inFlight) {
+  for (const ctx of inFlight) {
+    let output
+    try {
+      output = ctx?.output
+    } catch {
+      output = undefined
+    }
+    if (output !== undefined) inFlight.delete(ctx)
+  }
+}
+
 // ---- the plugin ------------------------------------------------------------------
 class TracingPlugin {
   constructor(options = {}) {
@@ -131,7 +148,7 @@ class TracingPlugin {
     // so the results it holds reach its spans (the native side's own cap
     // is the backstop for runs whose start this plugin did not see).
     this._open = new Map()
-    // invocation id -> agent name -> runs of that agent node in flight.
+    // invocation id -> agent name -> node contexts of that agent's node runs in flight.
     this._nodeRuns = new Map()
     this._seenToken = 0
     // Invocations whose AgentTool calls started runs here (lib/agent_tool.js):
@@ -393,7 +410,10 @@ class TracingPlugin {
           if (all.size >= this._maxOpen) all.delete(all.keys().next().value)
           all.set(at.id, (runs = new Map()))
         }
-        runs.set(at.name, (runs.get(at.name) ?? 0) + 1)
+        let inFlight = runs.get(at.name)
+        if (inFlight === undefined) runs.set(at.name, (inFlight = new Set()))
+        else dropFinishedNodeRuns(inFlight)
+        inFlight.add(params.nodeContext)
       }
     } catch (e) {
       problem('beforeNodeCallback', e)
@@ -407,12 +427,15 @@ class TracingPlugin {
       const at = agentNodeOf(params)
       if (at === undefined) return PASS
       const runs = this._nodeRuns.get(at.id)
-      const left = (runs?.get(at.name) ?? 1) - 1
-      if (left > 0) {
-        runs.set(at.name, left)
-        return PASS
+      const inFlight = runs?.get(at.name)
+      if (inFlight !== undefined) {
+        inFlight.delete(params.nodeContext)
+        dropFinishedNodeRuns(inFlight)
+        // Another run of this agent's node is still going.
+        if (inFlight.size !== 0) return PASS
+        runs.delete(at.name)
+        if (runs.size === 0) this._nodeRuns.delete(at.id)
       }
-      if (runs !== undefined && runs.delete(at.name) && runs.size === 0) this._nodeRuns.delete(at.id)
       const r = this._r
       r.agent(R.AGENT_NODE_DONE, at.id, at.name)
       this._handOverSoon()
