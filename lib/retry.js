@@ -16,6 +16,7 @@ const { retryFailure, retryUnknownToolFailure } = retryHotCalls()
 const { noteInvocationStarted } = require('./run_guarded.js')
 const { announceRetryAnswer } = require('./retry_answers.js')
 const { isNotFoundAnswer } = require('./not_found_answer.js')
+const { callerOf } = require('./agent_tool_link.js')
 const { toolNameOf, invocationIdOf, isThenable, isError, safeString, readOr } = require('./retry/reads.js')
 const {
   REFLECT_AND_RETRY_RESPONSE_TYPE,
@@ -73,9 +74,10 @@ const MAX_SCOPES = 10000
 
 // The failed tools of one scope (see #scopes).
 class ScopeKeys {
-  constructor() {
+  constructor(caller) {
     this.tools = new Map() // tool name -> PairKey
     this.counted = 0 // pairs with `counted` set
+    this.caller = caller // the invocation whose AgentTool call started this one, if any
   }
 }
 
@@ -141,6 +143,12 @@ class ReflectAndRetryToolPlugin {
   // freed for reuse: bounded by the open invocations' failed tools, and in
   // global scope by the tool names that ever failed.
   #scopes = new Map()
+  // invocation id -> the scopes of the AgentTool runs it started (this
+  // package's AgentTool): ending a run ends theirs too, as on the tracing
+  // plugin, so the manual finishInterruptedInvocation of the outer id drops
+  // the counts of a sub-run it cut short. Entries live only while those
+  // scopes do.
+  #inner = new Map()
   // Pairs with `counted` set, over all scopes.
   #countedPairs = 0
   // Slots of ended scopes, reused before new ones are taken.
@@ -296,11 +304,37 @@ class ReflectAndRetryToolPlugin {
   }
 
   #dropScope(invocationId) {
+    const inner = this.#inner.get(invocationId)
+    if (inner !== undefined) {
+      this.#inner.delete(invocationId)
+      for (const id of inner) this.#dropScope(id)
+    }
     const keys = this.#scopes.get(invocationId)
     if (keys === undefined) return
     this.#countedPairs -= keys.counted
     this.#scopes.delete(invocationId)
     for (const pair of keys.tools.values()) this.#freeSlots.push(pair.slot)
+    const siblings = keys.caller === undefined ? undefined : this.#inner.get(keys.caller)
+    if (siblings !== undefined) {
+      siblings.delete(invocationId)
+      if (siblings.size === 0) this.#inner.delete(keys.caller)
+    }
+  }
+
+  /** The invocation whose AgentTool call started `toolContext`'s run. */
+  #callerOf(toolContext, scope) {
+    if (this.#scope !== TrackingScope.INVOCATION) return undefined
+    let caller
+    try {
+      caller = callerOf(toolContext?.invocationContext)?.invocationId
+    } catch {
+      return undefined // a foreign context: counted as a run of its own
+    }
+    if (typeof caller !== 'string' || caller === scope) return undefined
+    let inner = this.#inner.get(caller)
+    if (inner === undefined) this.#inner.set(caller, (inner = new Set()))
+    inner.add(scope)
+    return caller
   }
 
   #scopeKey(toolContext) {
@@ -325,7 +359,7 @@ class ReflectAndRetryToolPlugin {
     let keys = this.#scopes.get(scope)
     if (keys === undefined) {
       if (this.#scopes.size >= MAX_SCOPES) this.#dropScope(this.#scopes.keys().next().value)
-      keys = new ScopeKeys()
+      keys = new ScopeKeys(this.#callerOf(toolContext, scope))
       this.#scopes.set(scope, keys)
     } else if (this.#scopes.size > 1) {
       // A scope counted again moves to the newest end, so the one dropped at
