@@ -169,9 +169,12 @@ for (const order of ['before', 'after']) {
   }
 }
 
-test('a retry answer something later replaces: the failed call is ERROR with its error in either order', async () => {
-  // The agent's own afterToolCallback, or a plugin registered after both,
-  // replaces the retry plugin's answer with one of the application's.
+test('a retry answer something later replaces: the failed call is ERROR with its error in every order', async () => {
+  // The agent's own afterToolCallback, or a plugin anywhere in the chain,
+  // replaces the retry plugin's answer with one of the application's. With
+  // the retry plugin before the tracing plugin and the replacing plugin
+  // between them, the tracing plugin sees neither the error nor the answer
+  // in a callback of its own.
   const replace = (answer) => (answer?.response_type ? { app_error: answer.error_details } : undefined)
   const boom = new FunctionTool({
     name: 'boom',
@@ -180,16 +183,17 @@ test('a retry answer something later replaces: the failed call is ERROR with its
       throw new ValueError('boom went off')
     },
   })
-  const spansFor = async (how, retryFirst, name) => {
+  // `order`: R (retry), T (tracing), X (the replacing plugin, if any).
+  const spansFor = async (how, order, name) => {
     const retry = new ReflectAndRetryToolPlugin({ throwExceptionIfRetryExceeded: false })
     const rewrite = plugin('rewrite', { afterToolCallback: async ({ result }) => replace(result) })
     const root = agent('a', [call(name, {}, 'c1'), 'done'], {
       tools: [boom],
       ...(how === 'agent callback' ? { afterToolCallback: async ({ response }) => replace(response) } : {}),
     })
-    const before = retryFirst ? [retry] : []
-    const plugins = [...(retryFirst ? [] : [retry]), ...(how === 'plugin' ? [rewrite] : [])]
-    const { tracing, runner } = traced(root, { before, plugins })
+    const of = (letters) => [...letters].map((l) => (l === 'R' ? retry : rewrite))
+    const [before, after] = order.split('T')
+    const { tracing, runner } = traced(root, { before: of(before), plugins: of(after) })
     await runOnce(runner)
     const span = byName(tracing.getFinishedSpans(), `execute_tool ${name}`)[0]
     return { status: span.status, type: span.attributes['error.type'], result: span.attributes['gen_ai.tool.call.result'] }
@@ -199,11 +203,12 @@ test('a retry answer something later replaces: the failed call is ERROR with its
     ['boom', { code: 2, message: "Error in tool 'boom': boom went off" }, 'Error'],
     ['ghost', { code: 2, message: 'Function ghost is not found in the toolsDict.' }, 'Error'],
   ]
+  const orders = { 'agent callback': ['RT', 'TR'], plugin: ['RTX', 'TRX', 'RXT', 'XRT', 'XTR', 'TXR'] }
   for (const how of ['agent callback', 'plugin']) {
     for (const [name, status, type] of cases) {
-      for (const retryFirst of [true, false]) {
-        const got = await spansFor(how, retryFirst, name)
-        assert.deepEqual(got, { status, type, result: undefined }, `${how}, ${name}, retry ${retryFirst ? 'first' : 'second'}`)
+      for (const order of orders[how]) {
+        const got = await spansFor(how, order, name)
+        assert.deepEqual(got, { status, type, result: undefined }, `${how}, ${name}, order ${order}`)
       }
     }
   }

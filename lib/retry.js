@@ -14,7 +14,7 @@ const { retryEngineCreate, retryEngineRelease, retryHotCalls } = require('./nati
 // The per-failure calls: plain N-API callbacks taking one key number.
 const { retryFailure, retryUnknownToolFailure } = retryHotCalls()
 const { noteInvocationStarted } = require('./run_guarded.js')
-const { announceRetryAnswer } = require('./retry_answers.js')
+const { announceRetryAnswer, announceToolError } = require('./retry_answers.js')
 const { isNotFoundAnswer } = require('./not_found_answer.js')
 const { callerOf } = require('./agent_tool_link.js')
 const { toolNameOf, invocationIdOf, isThenable, isError, safeString, readOr } = require('./retry/reads.js')
@@ -261,6 +261,9 @@ class ReflectAndRetryToolPlugin {
       lost = error === LOST
       if (lost) error = undefined
     }
+    // This answer ends the onToolErrorCallback chain: the tracing plugins
+    // hear of the error here (lib/retry_answers.js).
+    if (!lost) announceToolError(tool, toolContext, error)
     try {
       return this.#onFailure(tool, toolArgs, toolContext, error, false, lost)
     } catch (e) {

@@ -1,11 +1,14 @@
 'use strict'
-// ReflectAndRetryToolPlugin's answers to errors found in tool results, told
-// to this package's TracingPlugins: tracing.md asks their spans to show such
-// an answer whatever order the plugins run in, and ADK 2.0.0 may hand it to
-// no later callback. The retry plugin's afterToolCallback answer ends that
-// chain, and a plugin before tracing may answer onEventCallback for the
-// event that carries it. (An answer to a thrown error needs no channel: ADK
-// passes it on to every afterToolCallback as the result.)
+// What ReflectAndRetryToolPlugin handles, told to this package's
+// TracingPlugins: tracing.md asks their spans to show it whatever order the
+// plugins run in, and ADK 2.0.0 may hand it to no later callback.
+// - Its answers to errors found in tool results: its afterToolCallback
+//   answer ends that chain, and a plugin before tracing may answer
+//   onEventCallback for the event that carries it.
+// - The errors tools threw that it answers: its answer ends the
+//   onToolErrorCallback chain. ADK passes the answer on to every
+//   afterToolCallback, where the tracing plugin takes it for the error, but
+//   a plugin between the two may replace it there.
 
 // WeakRefs of the listening plugins: a plugin the program let go of is
 // collected, and its ref swept out as plugins are added.
@@ -22,6 +25,15 @@ function listenForRetryAnswers(plugin) {
 
 /** Called by the retry plugin as it answers a failure found in a result. */
 function announceRetryAnswer(tool, toolContext, answer) {
+  tell((plugin) => plugin._retryAnswered(tool, toolContext, answer))
+}
+
+/** Called by the retry plugin as it handles an error a tool threw. */
+function announceToolError(tool, toolContext, error) {
+  tell((plugin) => plugin._retryToolError(tool, toolContext, error))
+}
+
+function tell(hear) {
   for (const ref of listeners) {
     const plugin = ref.deref()
     if (plugin === undefined) {
@@ -29,11 +41,11 @@ function announceRetryAnswer(tool, toolContext, answer) {
       continue
     }
     try {
-      plugin._retryAnswered(tool, toolContext, answer)
+      hear(plugin)
     } catch {
       // A listener's problem is its own; the answer goes to the model anyway.
     }
   }
 }
 
-module.exports = { listenForRetryAnswers, announceRetryAnswer }
+module.exports = { listenForRetryAnswers, announceRetryAnswer, announceToolError }

@@ -600,6 +600,17 @@ class TracingPlugin {
     this.afterToolCallback({ tool, toolContext, result: answer })
   }
 
+  // The retry plugin handled an error a tool threw (lib/retry_answers.js):
+  // this plugin's onToolErrorCallback may not have run (the retry plugin
+  // came first and answered), and its afterToolCallback may not see the
+  // answer either (a plugin between them replaced it).
+  _retryToolError(tool, toolContext, error) {
+    if (this._stopped) return
+    const id = invocationIdOf(toolContext)
+    if (id === undefined || !this._open.has(id)) return
+    this.onToolErrorCallback({ tool, toolContext, error })
+  }
+
   onToolErrorCallback(params) {
     if (this._stopped) return PASS
     try {
