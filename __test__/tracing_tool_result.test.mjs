@@ -201,3 +201,43 @@ test('a run pushed out by maxOpenInvocations keeps the result afterToolCallback 
   tracing.finishInterruptedInvocation('inv-2')
   assert.equal(tracing.openInvocationCount, 0)
 })
+
+// A plugin registered before this one that answers beforeToolCallback (ADK's
+// own SecurityPlugin refusing a call, a cache) stops that chain before this
+// plugin's: the call's span starts at its afterToolCallback, which ADK runs
+// for every call, and shows what the model got.
+test('a call an earlier plugin answers in beforeToolCallback still gets its span', async (t) => {
+  const adk = await import('@google/adk')
+  if (typeof adk.SecurityPlugin !== 'function') return t.skip('this ADK has no SecurityPlugin')
+  const policyEngine = {
+    evaluate: async ({ toolArgs }) =>
+      toolArgs.a === 13 ? { outcome: 'DENY', reason: 'unlucky' } : { outcome: 'ALLOW', reason: 'fine' },
+  }
+  for (const securityFirst of [true, false]) {
+    const security = new adk.SecurityPlugin({ policyEngine })
+    const script = [call('add', { a: 13, b: 1 }, 'c1'), call('add', { a: 1, b: 2 }, 'c2'), call('add', { a: 13, b: 2 }, 'c3'), 'done']
+    const root = agent('a', script, { tools: [addTool()] })
+    const { tracing, runner } = traced(root, securityFirst ? { before: [security] } : { plugins: [security] })
+    await runOnce(runner)
+    assert.equal(tracing.openInvocationCount, 0)
+    const spans = tracing.getFinishedSpans()
+    const agentSpan = byName(spans, 'invoke_agent a').find((s) => s.parentSpanId !== undefined)
+    const tools = byName(spans, 'execute_tool add').sort((x, y) => Number(x.startTimeUnixNano - y.startTimeUnixNano))
+    const refused = { error: 'This tool call is rejected by policy engine. Reason: unlucky' }
+    assert.deepEqual(
+      tools.map((s) => ['id', 'arguments', 'result'].map((k) => s.attributes[`gen_ai.tool.call.${k}`])),
+      [
+        ['c1', JSON.stringify({ a: 13, b: 1 }), JSON.stringify(refused)],
+        ['c2', JSON.stringify({ a: 1, b: 2 }), JSON.stringify({ sum: 3 })],
+        ['c3', JSON.stringify({ a: 13, b: 2 }), JSON.stringify(refused)],
+      ],
+      `security plugin ${securityFirst ? 'first' : 'after'}`,
+    )
+    for (const s of tools) {
+      assert.equal(s.parentSpanId, agentSpan.spanId)
+      assert.equal(s.status.code, 0)
+      assert.equal(s.attributes['weave.google_adk.interrupted'], undefined)
+      assert.ok(s.endTimeUnixNano >= s.startTimeUnixNano)
+    }
+  }
+})

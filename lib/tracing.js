@@ -59,6 +59,9 @@ const SEEN_PER_INVOCATION = 64
 // Agent trees a tracer keeps, each sent once (src/js/tracing/records.rs
 // has the same bound).
 const MAX_TREES = 64
+/** Tool calls remembered as started here (their afterToolCallback may
+ * never come here: another plugin answered it first). */
+const MAX_STARTED_TOOLS = 10000
 /** What a run without an agent (a Workflow root) has of a tree. */
 const NO_TREE = Object.freeze({ handle: 0, flat: undefined })
 
@@ -151,6 +154,13 @@ class TracingPlugin {
     // invocation id -> agent name -> node contexts of that agent's node runs in flight.
     this._nodeRuns = new Map()
     this._seenToken = 0
+    // Function call id -> how many calls by that id reached this plugin's
+    // beforeToolCallback and not yet its afterToolCallback (parallel
+    // branches' models may give the same id). An afterToolCallback for a
+    // call not counted here starts that call's span: an earlier plugin
+    // answered its beforeToolCallback (a cache, ADK's SecurityPlugin
+    // refusing the call).
+    this._toolsStarted = new Map()
     // Invocations whose AgentTool calls started runs here (lib/agent_tool.js):
     // only their ends ask the native side which runs they end. Bounded like
     // the open invocations.
@@ -550,13 +560,7 @@ class TracingPlugin {
       const ctx = params?.toolContext
       const id = invocationIdOf(ctx)
       if (id === undefined) return PASS
-      this._learnTree(id, ctx)
-      const agent = agentNameOf(ctx)
-      const tool = str(params?.tool?.name) ?? ''
-      const callId = str(ctx?.functionCallId)
-      const argsJson = this._capture ? safeJson(params?.toolArgs ?? {}) : undefined
-      const r = this._r
-      r.tool(R.BEFORE_TOOL, id, agent, tool, callId, argsJson)
+      this._startTool(id, ctx, params, str(ctx?.functionCallId), true)
       this._handOverSoon()
     } catch (e) {
       problem('beforeToolCallback', e)
@@ -564,19 +568,59 @@ class TracingPlugin {
     return PASS
   }
 
+  /** Opens the span of a tool call (`params`: a tool callback's);
+   * `pending`: its afterToolCallback is still to come. */
+  _startTool(id, ctx, params, callId, pending) {
+    this._learnTree(id, ctx)
+    const agent = agentNameOf(ctx)
+    const tool = str(params?.tool?.name) ?? ''
+    const argsJson = this._capture ? safeJson(params?.toolArgs ?? {}) : undefined
+    const r = this._r
+    r.tool(R.BEFORE_TOOL, id, agent, tool, callId, argsJson)
+    if (pending && callId !== undefined) {
+      const started = this._toolsStarted
+      const count = started.get(callId)
+      if (count !== undefined) started.set(callId, count + 1)
+      else {
+        if (started.size >= MAX_STARTED_TOOLS) started.delete(started.keys().next().value)
+        started.set(callId, 1)
+      }
+    }
+  }
+
+  /** Whether a call by `callId` was started here and is not yet done (and
+   * now is). */
+  _toolDone(callId) {
+    const started = this._toolsStarted
+    const count = started.get(callId)
+    if (count === undefined) return false
+    if (count === 1) started.delete(callId)
+    else started.set(callId, count - 1)
+    return true
+  }
+
   afterToolCallback(params) {
+    return this._afterTool(params, true)
+  }
+
+  /** `own`: ADK's call, not the retry plugin's announcement of its answer
+   * (which follows this plugin's own afterToolCallback, if any). */
+  _afterTool(params, own) {
     if (this._stopped) return PASS
     try {
       const ctx = params?.toolContext
       const id = invocationIdOf(ctx)
       if (id === undefined) return PASS
+      const callId = str(ctx?.functionCallId)
+      // A call whose beforeToolCallback an earlier plugin answered: its
+      // span starts now, with the arguments the call was given.
+      if (callId !== undefined && !this._toolDone(callId) && own) this._startTool(id, ctx, params, callId, false)
       // Held for when no function response event reaches this plugin (a
       // long-running tool, an aborted run, an earlier plugin answering
       // onEventCallback); the event, when it comes, wins.
       const result = params?.result
       const agent = agentNameOf(ctx)
       const tool = str(params?.tool?.name) ?? ''
-      const callId = str(ctx?.functionCallId)
       const token = keepsSeenResult(result, this._capture) ? this._holdSeen(id, result, callId) : 0
       const answered = retryAnsweredError(result)
       const r = this._r
@@ -597,7 +641,7 @@ class TracingPlugin {
     if (this._stopped) return
     const id = invocationIdOf(toolContext)
     if (id === undefined || !this._open.has(id)) return
-    this.afterToolCallback({ tool, toolContext, result: answer })
+    this._afterTool({ tool, toolContext, result: answer }, false)
   }
 
   // The retry plugin handled an error a tool threw (lib/retry_answers.js):
