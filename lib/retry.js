@@ -324,8 +324,9 @@ class ReflectAndRetryToolPlugin {
     }
   }
 
-  /** The invocation whose AgentTool call started `toolContext`'s run. */
-  #callerOf(toolContext, scope) {
+  /** The invocation whose AgentTool call started `toolContext`'s run
+   * (`scope`), now linked to it. */
+  #linkToCaller(toolContext, scope) {
     if (this.#scope !== TrackingScope.INVOCATION) return undefined
     let caller
     try {
@@ -362,7 +363,7 @@ class ReflectAndRetryToolPlugin {
     let keys = this.#scopes.get(scope)
     if (keys === undefined) {
       if (this.#scopes.size >= MAX_SCOPES) this.#dropScope(this.#scopes.keys().next().value)
-      keys = new ScopeKeys(this.#callerOf(toolContext, scope))
+      keys = new ScopeKeys(this.#linkToCaller(toolContext, scope))
       this.#scopes.set(scope, keys)
     } else if (this.#scopes.size > 1) {
       // A scope counted again moves to the newest end, so the one dropped at

@@ -604,7 +604,8 @@ class TracingPlugin {
   }
 
   /** `own`: ADK's call, not the retry plugin's announcement of its answer
-   * (which follows this plugin's own afterToolCallback, if any). */
+   * (which comes instead of this plugin's own afterToolCallback, or after
+   * it). */
   _afterTool(params, own) {
     if (this._stopped) return PASS
     try {
@@ -612,9 +613,10 @@ class TracingPlugin {
       const id = invocationIdOf(ctx)
       if (id === undefined) return PASS
       const callId = str(ctx?.functionCallId)
+      const started = callId !== undefined && this._toolDone(callId)
       // A call whose beforeToolCallback an earlier plugin answered: its
       // span starts now, with the arguments the call was given.
-      if (callId !== undefined && !this._toolDone(callId) && own) this._startTool(id, ctx, params, callId, false)
+      if (!started && own && callId !== undefined) this._startTool(id, ctx, params, callId, false)
       // Held for when no function response event reaches this plugin (a
       // long-running tool, an aborted run, an earlier plugin answering
       // onEventCallback); the event, when it comes, wins.
