@@ -36,6 +36,7 @@ const {
 } = require('./tracing/adk_reads.js')
 const { configJson } = require('./tracing/config_json.js')
 const { retryAnsweredError, keepsSeenResult, seenJson, functionResponsesOf } = require('./tracing/tool_results.js')
+const { StartedTools } = require('./tracing/started_tools.js')
 
 // The native function the callbacks use: tracerApply(handle, ...) hands a
 // batch of records (lib/tracing/records.js) to the tracing thread.
@@ -59,9 +60,6 @@ const SEEN_PER_INVOCATION = 64
 // Agent trees a tracer keeps, each sent once (src/js/tracing/records.rs
 // has the same bound).
 const MAX_TREES = 64
-/** Tool calls remembered as started here (their afterToolCallback may
- * never come here: another plugin answered it first). */
-const MAX_STARTED_TOOLS = 10000
 /** What a run without an agent (a Workflow root) has of a tree. */
 const NO_TREE = Object.freeze({ handle: 0, flat: undefined })
 
@@ -154,13 +152,8 @@ class TracingPlugin {
     // invocation id -> agent name -> node contexts of that agent's node runs in flight.
     this._nodeRuns = new Map()
     this._seenToken = 0
-    // Function call id -> how many calls by that id reached this plugin's
-    // beforeToolCallback and not yet its afterToolCallback (parallel
-    // branches' models may give the same id). An afterToolCallback for a
-    // call not counted here starts that call's span: an earlier plugin
-    // answered its beforeToolCallback (a cache, ADK's SecurityPlugin
-    // refusing the call).
-    this._toolsStarted = new Map()
+    // Tool calls started here whose afterToolCallback is still to come.
+    this._toolsStarted = new StartedTools()
     // Invocations whose AgentTool calls started runs here (lib/agent_tool.js):
     // only their ends ask the native side which runs they end. Bounded like
     // the open invocations.
@@ -577,26 +570,7 @@ class TracingPlugin {
     const argsJson = this._capture ? safeJson(params?.toolArgs ?? {}) : undefined
     const r = this._r
     r.tool(R.BEFORE_TOOL, id, agent, tool, callId, argsJson)
-    if (pending && callId !== undefined) {
-      const started = this._toolsStarted
-      const count = started.get(callId)
-      if (count !== undefined) started.set(callId, count + 1)
-      else {
-        if (started.size >= MAX_STARTED_TOOLS) started.delete(started.keys().next().value)
-        started.set(callId, 1)
-      }
-    }
-  }
-
-  /** Whether a call by `callId` was started here and is not yet done (and
-   * now is). */
-  _toolDone(callId) {
-    const started = this._toolsStarted
-    const count = started.get(callId)
-    if (count === undefined) return false
-    if (count === 1) started.delete(callId)
-    else started.set(callId, count - 1)
-    return true
+    if (pending && callId !== undefined) this._toolsStarted.start(callId)
   }
 
   afterToolCallback(params) {
@@ -613,7 +587,7 @@ class TracingPlugin {
       const id = invocationIdOf(ctx)
       if (id === undefined) return PASS
       const callId = str(ctx?.functionCallId)
-      const started = callId !== undefined && this._toolDone(callId)
+      const started = callId !== undefined && this._toolsStarted.done(callId)
       // A call whose beforeToolCallback an earlier plugin answered: its
       // span starts now, with the arguments the call was given.
       if (!started && own && callId !== undefined) this._startTool(id, ctx, params, callId, false)
