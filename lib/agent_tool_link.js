@@ -7,10 +7,14 @@
 // Needs nothing from @google/adk.
 
 const callers = new WeakMap()
+// Whether any inner run was ever linked: until one is, a caller is looked
+// up nowhere (the retry plugin asks on each new failure scope).
+let anyLinked = false
 
 /** Marks `pluginManager` (an inner runner's) as started by this call. */
 function linkInnerRun(pluginManager, invocationId, functionCallId, toolName) {
   if (pluginManager === null || typeof pluginManager !== 'object' || typeof invocationId !== 'string') return
+  anyLinked = true
   callers.set(
     pluginManager,
     Object.freeze({
@@ -27,4 +31,9 @@ function callerOf(invocationContext) {
   return pluginManager !== null && typeof pluginManager === 'object' ? callers.get(pluginManager) : undefined
 }
 
-module.exports = { linkInnerRun, callerOf }
+/** Whether callerOf can find anything yet. */
+function innerRunsLinked() {
+  return anyLinked
+}
+
+module.exports = { linkInnerRun, callerOf, innerRunsLinked }

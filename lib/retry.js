@@ -16,7 +16,7 @@ const { retryFailure, retryUnknownToolFailure } = retryHotCalls()
 const { noteInvocationStarted } = require('./run_guarded.js')
 const { announceRetryAnswer, announceToolError } = require('./retry_answers.js')
 const { isNotFoundAnswer } = require('./not_found_answer.js')
-const { callerOf } = require('./agent_tool_link.js')
+const { callerOf, innerRunsLinked } = require('./agent_tool_link.js')
 const { toolNameOf, invocationIdOf, isThenable, isError, safeString, readOr } = require('./retry/reads.js')
 const {
   REFLECT_AND_RETRY_RESPONSE_TYPE,
@@ -327,7 +327,7 @@ class ReflectAndRetryToolPlugin {
   /** The invocation whose AgentTool call started `toolContext`'s run
    * (`scope`), now linked to it. */
   #linkToCaller(toolContext, scope) {
-    if (this.#scope !== TrackingScope.INVOCATION) return undefined
+    if (this.#scope !== TrackingScope.INVOCATION || !innerRunsLinked()) return undefined
     let caller
     try {
       caller = callerOf(toolContext?.invocationContext)?.invocationId

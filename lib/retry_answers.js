@@ -25,15 +25,15 @@ function listenForRetryAnswers(plugin) {
 
 /** Called by the retry plugin as it answers a failure found in a result. */
 function announceRetryAnswer(tool, toolContext, answer) {
-  tell((plugin) => plugin._retryAnswered(tool, toolContext, answer))
+  if (listeners.size !== 0) tell('_retryAnswered', tool, toolContext, answer)
 }
 
 /** Called by the retry plugin as it handles an error a tool threw. */
 function announceToolError(tool, toolContext, error) {
-  tell((plugin) => plugin._retryToolError(tool, toolContext, error))
+  if (listeners.size !== 0) tell('_retryToolError', tool, toolContext, error)
 }
 
-function tell(hear) {
+function tell(method, tool, toolContext, what) {
   for (const ref of listeners) {
     const plugin = ref.deref()
     if (plugin === undefined) {
@@ -41,7 +41,7 @@ function tell(hear) {
       continue
     }
     try {
-      hear(plugin)
+      plugin[method](tool, toolContext, what)
     } catch {
       // A listener's problem is its own; the answer goes to the model anyway.
     }
