@@ -261,8 +261,9 @@ class ReflectAndRetryToolPlugin {
       lost = error === LOST
       if (lost) error = undefined
     }
-    // This answer ends the onToolErrorCallback chain: the tracing plugins
-    // hear of the error here (lib/retry_answers.js).
+    // What this returns (an answer or the rethrown error) ends the
+    // onToolErrorCallback chain: the tracing plugins hear of the error here
+    // (lib/retry_answers.js).
     if (!lost) announceToolError(tool, toolContext, error)
     try {
       return this.#onFailure(tool, toolArgs, toolContext, error, false, lost)
