@@ -614,10 +614,7 @@ class TracingPlugin {
    * chain; the event carrying it may not come here either). Only for runs
    * this plugin traces. */
   _retryAnswered(tool, toolContext, answer) {
-    if (this._stopped) return
-    const id = invocationIdOf(toolContext)
-    if (id === undefined || !this._open.has(id)) return
-    this._afterTool({ tool, toolContext, result: answer }, false)
+    if (this._traces(toolContext)) this._afterTool({ tool, toolContext, result: answer }, false)
   }
 
   // The retry plugin handled an error a tool threw (lib/retry_answers.js):
@@ -625,10 +622,15 @@ class TracingPlugin {
   // came first and answered), and its afterToolCallback may not see the
   // answer either (a plugin between them replaced it).
   _retryToolError(tool, toolContext, error) {
-    if (this._stopped) return
+    if (this._traces(toolContext)) this.onToolErrorCallback({ tool, toolContext, error })
+  }
+
+  /** Whether `toolContext`'s run is one this plugin traces now (the retry
+   * plugin announces to every TracingPlugin in the process). */
+  _traces(toolContext) {
+    if (this._stopped) return false
     const id = invocationIdOf(toolContext)
-    if (id === undefined || !this._open.has(id)) return
-    this.onToolErrorCallback({ tool, toolContext, error })
+    return id !== undefined && this._open.has(id)
   }
 
   onToolErrorCallback(params) {
