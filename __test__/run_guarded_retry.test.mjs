@@ -5,7 +5,7 @@
 // the control run without runGuarded).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BasePlugin, FunctionTool, InMemoryRunner, LlmAgent } from '@google/adk';
+import { BasePlugin, FunctionTool, InMemoryRunner, LlmAgent, ParallelAgent } from '@google/adk';
 import { ReflectAndRetryToolPlugin, runGuarded } from '../index.js';
 import { ScriptedLlm, call } from './helpers/scripted_llm.mjs';
 
@@ -103,4 +103,69 @@ test('runGuarded yields what runAsync yields and a drained run keeps no counts',
   const answers = events.filter(hasFunctionResponse).map((e) => e.content.parts[0].functionResponse.response.retry_count);
   assert.deepEqual(answers, [1, 1]);
   assert.equal((await failAgain(plugin, events[0].invocationId)).retry_count, 1);
+});
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// A parallel branch's tool still running when the consumer breaks out fails
+// after its run was finished: it is answered, but no count of that finished
+// run is kept (nobody would end it again). A probe under the same id shows
+// it: 1 each time, where a kept scope would go on counting (2, then 3).
+for (const guarded of [true, false]) {
+  test(`a tool that fails after its run was finished keeps no count (${guarded ? 'runGuarded' : 'manual finishInterruptedInvocation'})`, async () => {
+    const plugin = new ReflectAndRetryToolPlugin({ maxRetries: 9 });
+    let failedLate = false;
+    const slow = new FunctionTool({
+      name: 't',
+      description: 'fails late',
+      execute: async () => {
+        await sleep(100);
+        failedLate = true;
+        throw new Error('late');
+      },
+    });
+    const quick = new LlmAgent({ name: 'quick', model: new ScriptedLlm([async () => (await sleep(10), 'quick')]) });
+    const slowAgent = new LlmAgent({ name: 'slow', model: new ScriptedLlm([call('t'), 'done']), tools: [slow] });
+    const runner = new InMemoryRunner({ agent: new ParallelAgent({ name: 'par', subAgents: [quick, slowAgent] }), plugins: [plugin] });
+    const req = await request(runner);
+    let invocationId;
+    try {
+      for await (const ev of guarded ? runGuarded(runner, req) : runner.runAsync(req)) {
+        invocationId ??= ev.invocationId;
+        if (ev.content?.parts?.[0]?.text === 'quick') break;
+      }
+    } finally {
+      if (!guarded) plugin.finishInterruptedInvocation(invocationId);
+    }
+    assert.equal(failedLate, false, 'the tool was still running when the run was finished');
+    for (let i = 0; i < 50 && !failedLate; i++) await sleep(20);
+    assert.equal(failedLate, true);
+    await sleep(20);
+    assert.equal((await failAgain(plugin, invocationId)).retry_count, 1);
+    assert.equal((await failAgain(plugin, invocationId)).retry_count, 1);
+  });
+}
+
+test('an asynchronous retryPredicate still pending when the run is finished keeps no count', async () => {
+  let release;
+  const gate = new Promise((resolve) => (release = resolve));
+  const plugin = new ReflectAndRetryToolPlugin({ retryPredicate: async () => (await gate, true) });
+  const pending = failAgain(plugin, 'inv-late');
+  plugin.finishInterruptedInvocation('inv-late');
+  release();
+  assert.equal((await pending).retry_count, 1);
+  assert.equal((await failAgain(plugin, 'inv-late')).retry_count, 1);
+  // Another run's counts go on as before.
+  assert.equal((await failAgain(plugin, 'inv-other')).retry_count, 1);
+  assert.equal((await failAgain(plugin, 'inv-other')).retry_count, 2);
+});
+
+test('a run started again under a finished id (a resumed invocation) counts again', async () => {
+  const plugin = new ReflectAndRetryToolPlugin();
+  plugin.finishInterruptedInvocation('inv-resumed');
+  assert.equal((await failAgain(plugin, 'inv-resumed')).retry_count, 1);
+  assert.equal((await failAgain(plugin, 'inv-resumed')).retry_count, 1);
+  assert.equal(await plugin.beforeRunCallback({ invocationContext: { invocationId: 'inv-resumed' } }), undefined);
+  assert.equal((await failAgain(plugin, 'inv-resumed')).retry_count, 1);
+  assert.equal((await failAgain(plugin, 'inv-resumed')).retry_count, 2);
 });

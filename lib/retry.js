@@ -149,6 +149,10 @@ class ReflectAndRetryToolPlugin {
   // the counts of a sub-run it cut short. Entries live only while those
   // scopes do.
   #inner = new Map()
+  // Invocations finished as interrupted, the newest last (bounded as the
+  // scopes): a tool still running when its run was cut short may fail
+  // later, and its count must not bring back a scope nobody ends again.
+  #ended = new Set()
   // Pairs with `counted` set, over all scopes.
   #countedPairs = 0
   // Slots of ended scopes, reused before new ones are taken.
@@ -206,8 +210,9 @@ class ReflectAndRetryToolPlugin {
     try {
       // Never throws, called unbound (`ids.forEach(plugin.finishInterruptedInvocation)`) included.
       if (typeof invocationId !== 'string' || !ReflectAndRetryToolPlugin.#owns(this)) return
-      if (this.#scope !== TrackingScope.INVOCATION || this.#scopes.size === 0) return
-      this.#dropScope(invocationId)
+      if (this.#scope !== TrackingScope.INVOCATION) return
+      this.#noteEnded(invocationId)
+      if (this.#scopes.size !== 0) this.#dropScope(invocationId)
     } catch {
       // never throws
     }
@@ -216,11 +221,22 @@ class ReflectAndRetryToolPlugin {
   // The first callbacks of a run; either may be skipped when an earlier
   // plugin short-circuits the other, so both note the invocation.
   onUserMessageCallback(params) {
+    if (this.#ended.size !== 0) this.#started(params)
     return noteRun(params)
   }
 
   beforeRunCallback(params) {
+    if (this.#ended.size !== 0) this.#started(params)
     return noteRun(params)
+  }
+
+  /** A run under an id finished before (a resumed invocation) counts again. */
+  #started(params) {
+    try {
+      this.#ended.delete(params.invocationContext.invocationId)
+    } catch {
+      // no context: nothing ended to forget
+    }
   }
 
   afterRunCallback(params) {
@@ -307,11 +323,22 @@ class ReflectAndRetryToolPlugin {
     })
   }
 
+  #noteEnded(invocationId) {
+    const ended = this.#ended
+    if (ended.has(invocationId)) return
+    if (ended.size >= MAX_SCOPES) ended.delete(ended.values().next().value)
+    ended.add(invocationId)
+  }
+
   #dropScope(invocationId) {
     const inner = this.#inner.get(invocationId)
     if (inner !== undefined) {
       this.#inner.delete(invocationId)
-      for (const id of inner) this.#dropScope(id)
+      for (const id of inner) {
+        // A sub-run ended with its caller: its tools may fail late too.
+        if (this.#ended.has(invocationId)) this.#noteEnded(id)
+        this.#dropScope(id)
+      }
     }
     const keys = this.#scopes.get(invocationId)
     if (keys === undefined) return
@@ -387,6 +414,12 @@ class ReflectAndRetryToolPlugin {
     return pair.key + FRESH
   }
 
+  #forgetIfEnded(toolContext) {
+    const scope = this.#scopeKey(toolContext)
+    const keys = this.#scopes.get(scope)
+    if (this.#ended.has(scope) || (keys?.caller !== undefined && this.#ended.has(keys.caller))) this.#dropScope(scope)
+  }
+
   // A failure: thrown by the tool, or found in its result (`foundInResult`).
   // `lost`: the thrown error could not be read (never rethrown then).
   #onFailure(tool, toolArgs, toolContext, error, foundInResult, lost = false) {
@@ -422,6 +455,9 @@ class ReflectAndRetryToolPlugin {
     // name, whose success resets the shared count.
     const key = this.#countedKey(toolContext, name)
     const decision = MissingTool.is(tool) ? retryUnknownToolFailure(key) : retryFailure(key)
+    // A failure after its run was finished as interrupted is answered, but
+    // its count is not kept.
+    if (this.#ended.size !== 0) this.#forgetIfEnded(toolContext)
     if (decision === REJECT && !lost) {
       // onToolErrorCallback rethrows the very Error it was given.
       return Promise.reject(foundInResult && !isError(error) ? new Error(RESULT_ERROR_EXCEEDED) : error)
