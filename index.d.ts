@@ -1,4 +1,7 @@
-import type { AgentTool as AdkAgentTool, BasePlugin, BaseTool, Context, Event, Runner } from '@google/adk'
+// TypeScript reads this file as CommonJS (the package has no "type") and
+// @google/adk's declarations as ESM: --module node16, and nodenext before
+// TypeScript 5.8, need the import's resolution-mode (TypeScript 5.3 or later).
+import type { AgentTool as AdkAgentTool, BasePlugin, BaseTool, Context, Event, Runner } from '@google/adk' with { 'resolution-mode': 'import' }
 
 /** The two tracking scopes of ReflectAndRetryToolPlugin. */
 export declare const TrackingScope: {

@@ -1,4 +1,5 @@
-// Type tests: plugins.ts must compile under --strict; missing_callback.ts must not.
+// Type tests: plugins.ts must compile under --strict; missing_callback.ts must not;
+// under --module node16 with the declarations checked, index.d.ts reports no error.
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { dirname, join } from 'node:path'
@@ -21,5 +22,17 @@ if (bad.status !== 0 && /missing the following properties|is missing in type/.te
   failed++
   console.log('not ok - missing_callback.ts compiled or failed for another reason:\n' + bad.stdout + bad.stderr)
 }
-console.log(`typecheck: ${2 - failed} passed, ${failed} failed`)
+// @google/adk's own declarations name optional packages that are not
+// installed, so only errors reported in index.d.ts count here.
+const node16 = run(['-p', join(dir, 'tsconfig.node16.json')])
+const ours = node16.stdout.split('\n').filter((line) => /^(\.\.[\\/])*index\.d\.ts\(/.test(line))
+// It ran: it passed, or it reported errors (of @google/adk's dependencies).
+const ran = node16.status === 0 || /error TS/.test(node16.stdout)
+if (ran && ours.length === 0) {
+  console.log('ok - index.d.ts has no error under --module node16 without skipLibCheck')
+} else {
+  failed++
+  console.log('not ok - index.d.ts under --module node16:\n' + ours.join('\n'))
+}
+console.log(`typecheck: ${3 - failed} passed, ${failed} failed`)
 process.exit(failed ? 1 : 0)
