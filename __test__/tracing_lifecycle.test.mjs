@@ -241,3 +241,43 @@ test('a run broken after a function response has that response as its output', a
   assert.deepEqual(out[0].parts[0].response, { sum: 3 })
   assert.match(out[0].parts[0].id, /./)
 })
+
+// A parallel branch's tool still running when the consumer breaks out returns
+// after its run was finished: nothing holds its result then (the run's held
+// results were let go at the finish, and nothing would let this one go).
+test('a tool result that comes after its run was finished is not held', async () => {
+  const { default: v8 } = await import('node:v8')
+  const { default: vm } = await import('node:vm')
+  const { FunctionTool, LlmAgent, ParallelAgent } = await import('@google/adk')
+  const { ScriptedLlm } = await import('./helpers/scripted_llm.mjs')
+  v8.setFlagsFromString('--expose-gc')
+  const gc = vm.runInNewContext('gc')
+  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+  let result
+  const slow = new FunctionTool({
+    name: 'u',
+    description: 'returns late',
+    execute: async () => {
+      await sleep(100)
+      const value = { big: 'x'.repeat(1000) }
+      result = new WeakRef(value)
+      return value
+    },
+  })
+  const quick = new LlmAgent({ name: 'quick', model: new ScriptedLlm([async () => (await sleep(10), 'quick')]) })
+  const slowAgent = new LlmAgent({ name: 'slow', model: new ScriptedLlm([call('u'), 'done']), tools: [slow] })
+  const { tracing, runner } = traced(new ParallelAgent({ name: 'par', subAgents: [quick, slowAgent] }))
+  for await (const ev of runGuarded(runner, request(await newSession(runner)))) if (ev.content?.parts?.[0]?.text === 'quick') break
+  assert.equal(result, undefined, 'the tool was still running when the run was finished')
+  assert.equal(tracing.openInvocationCount, 0)
+  for (let i = 0; i < 50 && result === undefined; i++) await sleep(20)
+  assert.ok(result !== undefined, 'the tool returned')
+  const spans = tracing.getFinishedSpans().length
+  for (let i = 0; i < 10 && result.deref() !== undefined; i++) {
+    await sleep(10)
+    gc()
+  }
+  assert.equal(result.deref(), undefined, 'the late result was let go')
+  assert.equal(tracing.openInvocationCount, 0)
+  assert.equal(tracing.getFinishedSpans().length, spans)
+})

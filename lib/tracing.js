@@ -597,7 +597,9 @@ class TracingPlugin {
       const result = params?.result
       const agent = agentNameOf(ctx)
       const tool = str(params?.tool?.name) ?? ''
-      const token = keepsSeenResult(result, this._capture) ? this._holdSeen(id, result, callId) : 0
+      // Not for a run already finished (a parallel branch's tool still
+      // running when the consumer broke out): nothing would let it go.
+      const token = keepsSeenResult(result, this._capture) && this._open.has(id) ? this._holdSeen(id, result, callId) : 0
       const answered = retryAnsweredError(result)
       const r = this._r
       r.tool(R.AFTER_TOOL, id, agent, tool, callId, token, answered?.[0], answered?.[1])
