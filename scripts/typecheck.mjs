@@ -3,6 +3,7 @@
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { dirname, join } from 'node:path'
+import { readFileSync } from 'node:fs'
 
 const dir = join(dirname(fileURLToPath(import.meta.url)), '..', '__test__', 'types')
 const tsc = join(dir, '..', '..', 'node_modules', 'typescript', 'bin', 'tsc')
@@ -24,12 +25,15 @@ if (bad.status !== 0 && /missing the following properties|is missing in type/.te
 }
 // @google/adk's own declarations name optional packages that are not
 // installed, so only errors reported in index.d.ts count here.
-const node16 = run(['-p', join(dir, 'tsconfig.node16.json')])
+// ADK 1.x's BasePlugin has no node callbacks, which index.d.ts names (the
+// peer range starts at 2.0.0; the check above skips declarations).
+const adkMajor = Number(JSON.parse(readFileSync(join(dir, '..', '..', 'node_modules', '@google', 'adk', 'package.json'), 'utf8')).version.split('.')[0])
+const node16 = adkMajor >= 2 ? run(['-p', join(dir, 'tsconfig.node16.json')]) : { status: 0, stdout: '' }
 const ours = node16.stdout.split('\n').filter((line) => /^(\.\.[\\/])*index\.d\.ts\(/.test(line))
 // It ran: it passed, or it reported errors (of @google/adk's dependencies).
 const ran = node16.status === 0 || /error TS/.test(node16.stdout)
 if (ran && ours.length === 0) {
-  console.log('ok - index.d.ts has no error under --module node16 without skipLibCheck')
+  console.log(`ok - index.d.ts has no error under --module node16 without skipLibCheck${adkMajor >= 2 ? '' : ' # skip: @google/adk 1.x'}`)
 } else {
   failed++
   console.log('not ok - index.d.ts under --module node16:\n' + ours.join('\n'))
