@@ -385,9 +385,9 @@ class ReflectAndRetryToolPlugin {
     return PASS
   }
 
-  // The native key of a pair about to be counted, marked counted.
-  #countedKey(toolContext, toolName) {
-    const scope = this.#scopeKey(toolContext)
+  // The native key of a pair of `scope` (#scopeKey of `toolContext`) about
+  // to be counted, marked counted.
+  #countedKey(scope, toolContext, toolName) {
     let keys = this.#scopes.get(scope)
     if (keys === undefined) {
       if (this.#scopes.size >= MAX_SCOPES) this.#dropScope(this.#scopes.keys().next().value)
@@ -414,8 +414,7 @@ class ReflectAndRetryToolPlugin {
     return pair.key + FRESH
   }
 
-  #forgetIfEnded(toolContext) {
-    const scope = this.#scopeKey(toolContext)
+  #forgetIfEnded(scope) {
     const keys = this.#scopes.get(scope)
     if (this.#ended.has(scope) || (keys?.caller !== undefined && this.#ended.has(keys.caller))) this.#dropScope(scope)
   }
@@ -453,11 +452,12 @@ class ReflectAndRetryToolPlugin {
     const name = toolNameOf(tool)
     // An unknown name too: another agent of the run may have a tool by that
     // name, whose success resets the shared count.
-    const key = this.#countedKey(toolContext, name)
+    const scope = this.#scopeKey(toolContext)
+    const key = this.#countedKey(scope, toolContext, name)
     const decision = MissingTool.is(tool) ? retryUnknownToolFailure(key) : retryFailure(key)
     // A failure after its run was finished as interrupted is answered, but
     // its count is not kept.
-    if (this.#ended.size !== 0) this.#forgetIfEnded(toolContext)
+    if (this.#ended.size !== 0) this.#forgetIfEnded(scope)
     if (decision === REJECT && !lost) {
       // onToolErrorCallback rethrows the very Error it was given.
       return Promise.reject(foundInResult && !isError(error) ? new Error(RESULT_ERROR_EXCEEDED) : error)
