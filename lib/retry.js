@@ -232,11 +232,7 @@ class ReflectAndRetryToolPlugin {
 
   /** A run under an id finished before (a resumed invocation) counts again. */
   #started(params) {
-    try {
-      this.#ended.delete(params.invocationContext.invocationId)
-    } catch {
-      // no context: nothing ended to forget
-    }
+    this.#ended.delete(invocationIdOf(readOr(params, 'invocationContext', undefined)))
   }
 
   afterRunCallback(params) {
@@ -334,9 +330,10 @@ class ReflectAndRetryToolPlugin {
     const inner = this.#inner.get(invocationId)
     if (inner !== undefined) {
       this.#inner.delete(invocationId)
+      // A sub-run ended with its caller: its tools may fail late too.
+      const ended = this.#ended.has(invocationId)
       for (const id of inner) {
-        // A sub-run ended with its caller: its tools may fail late too.
-        if (this.#ended.has(invocationId)) this.#noteEnded(id)
+        if (ended) this.#noteEnded(id)
         this.#dropScope(id)
       }
     }
