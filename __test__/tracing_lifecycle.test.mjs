@@ -2,9 +2,11 @@
 // shutdown, the open-invocation cap (tracing.md "End of an invocation").
 import test from 'node:test'
 import assert from 'node:assert/strict'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { runGuarded } from '../index.js'
 import { call, runOnce } from './helpers/scripted_llm.mjs'
-import { InMemoryRunner } from '@google/adk'
+import { exposeGc } from './helpers/gc.mjs'
+import { FunctionTool, InMemoryRunner, ParallelAgent } from '@google/adk'
 import { agent, addTool, traced, rootOf, newSession, request, plugin, byName, parallelWithStuckSubRun } from './helpers/tracing_helpers.mjs'
 
 const INTERRUPTED = 'weave.google_adk.interrupted'
@@ -246,13 +248,7 @@ test('a run broken after a function response has that response as its output', a
 // after its run was finished: nothing holds its result then (the run's held
 // results were let go at the finish, and nothing would let this one go).
 test('a tool result that comes after its run was finished is not held', async () => {
-  const { default: v8 } = await import('node:v8')
-  const { default: vm } = await import('node:vm')
-  const { FunctionTool, LlmAgent, ParallelAgent } = await import('@google/adk')
-  const { ScriptedLlm } = await import('./helpers/scripted_llm.mjs')
-  v8.setFlagsFromString('--expose-gc')
-  const gc = vm.runInNewContext('gc')
-  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+  const gc = exposeGc()
   let result
   const slow = new FunctionTool({
     name: 'u',
@@ -264,8 +260,8 @@ test('a tool result that comes after its run was finished is not held', async ()
       return value
     },
   })
-  const quick = new LlmAgent({ name: 'quick', model: new ScriptedLlm([async () => (await sleep(10), 'quick')]) })
-  const slowAgent = new LlmAgent({ name: 'slow', model: new ScriptedLlm([call('u'), 'done']), tools: [slow] })
+  const quick = agent('quick', [async () => (await sleep(10), 'quick')])
+  const slowAgent = agent('slow', [call('u'), 'done'], { tools: [slow] })
   const { tracing, runner } = traced(new ParallelAgent({ name: 'par', subAgents: [quick, slowAgent] }))
   for await (const ev of runGuarded(runner, request(await newSession(runner)))) if (ev.content?.parts?.[0]?.text === 'quick') break
   assert.equal(result, undefined, 'the tool was still running when the run was finished')

@@ -6,8 +6,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
-import v8 from 'node:v8'
-import vm from 'node:vm'
+import { exposeGc } from './helpers/gc.mjs'
 
 const require = createRequire(import.meta.url)
 const native = require('../binding.js')
@@ -134,8 +133,7 @@ test('a handle reaches only its own tracer, and none once the tracer is collecte
   assert.equal(a.openInvocationCount, 1)
   assert.equal(b.openInvocationCount, 0)
   assert.throws(() => apply(0, (r) => r.finish('inv', false)), /no such native tracer/)
-  v8.setFlagsFromString('--expose-gc')
-  const gc = vm.runInNewContext('gc')
+  const gc = exposeGc()
   let gone = new NativeTracer({ exporter: 'none' }, () => {})
   const handle = gone.handle
   gone = undefined
